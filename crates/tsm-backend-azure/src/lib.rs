@@ -1,0 +1,1 @@
+//! tsm-backend-azure: being written.

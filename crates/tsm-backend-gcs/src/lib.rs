@@ -1,0 +1,1 @@
+//! tsm-backend-gcs: being written.

@@ -1,0 +1,1 @@
+//! tsm-backend-s3: being written.

@@ -1,0 +1,1 @@
+//! tsm-codec: being written.

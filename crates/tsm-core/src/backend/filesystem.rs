@@ -1,0 +1,2 @@
+//! The filesystem backend (`storage.backend.class=filesystem`, `storage.root`): the
+//! embedded default. PLACEHOLDER: being written.

@@ -1,0 +1,86 @@
+//! The storage abstraction: where `.log`, `.indexes` and `.rsm-manifest` objects go.
+//!
+//! [`StorageBackend`] is implemented once per store: the filesystem backend here
+//! ([`filesystem`]), S3, GCS and Azure in their own crates. Caches, metrics, rate limits
+//! and fault injection wrap the same trait instead of adding flags to backends.
+
+mod error;
+mod key;
+mod range;
+
+pub use error::{BackendError, BoxError};
+pub use key::ObjectKey;
+pub use range::ByteRange;
+
+use std::fmt::{Debug, Display};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::BoxStream;
+
+/// A stream of object bytes, in order. Items are whatever sizes the store delivers.
+pub type ByteStream = BoxStream<'static, Result<Bytes, BackendError>>;
+
+/// A listing: one [`ObjectMeta`] per object, in no guaranteed order.
+pub type ListStream = BoxStream<'static, Result<ObjectMeta, BackendError>>;
+
+/// One object found by [`StorageBackend::list`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectMeta {
+    /// The full object key (bucket-relative, including `key.prefix`).
+    pub key: String,
+    /// Stored size in bytes.
+    pub size: u64,
+}
+
+/// An object store holding tsm's objects.
+///
+/// # Contract
+/// Every backend passes `tsm_core::contract` (feature `contract-tests`) against its real
+/// service. In short:
+/// - `upload` is atomic: readers see the whole new object or the previous state, never a
+///   partial one; uploading an existing key replaces it.
+/// - `fetch` with `range = None` returns the whole object (a 0-byte object yields no bytes).
+///   With an inclusive range `start..=end`: `end` past the last byte is clamped to it;
+///   `start >= size` (including any range on a 0-byte object) is
+///   [`BackendError::InvalidRange`]. A missing key is [`BackendError::NotFound`].
+/// - `delete` is idempotent and batched: missing keys are success.
+/// - Errors name the key through [`ObjectKey`]'s `Display`, which masks `key.prefix` when
+///   `key.prefix.mask` is set.
+///
+/// # Wrappers
+/// A wrapper must implement every method and forward what it does not change.
+#[async_trait]
+pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
+    /// Stores `body` under `key` and returns the number of bytes stored.
+    ///
+    /// `size` is the exact body length when known (lets a backend choose a single PUT);
+    /// `None` means unknown. Memory held by the backend must be bounded (multipart part
+    /// size x parts in flight, block size x blocks in flight), never the whole body.
+    /// On error nothing is visible under `key` that was not there before (or the old
+    /// object remains), and any multipart / block / resumable state is aborted.
+    async fn upload(
+        &self,
+        key: &ObjectKey,
+        body: ByteStream,
+        size: Option<u64>,
+    ) -> Result<u64, BackendError>;
+
+    /// Streams the object, or the inclusive `range` of it (see the contract above).
+    /// The returned stream downloads lazily; dropping it stops the download.
+    async fn fetch(
+        &self,
+        key: &ObjectKey,
+        range: Option<ByteRange>,
+    ) -> Result<ByteStream, BackendError>;
+
+    /// Deletes every key (batched as the store allows, e.g. 1000 per S3 DeleteObjects).
+    /// Missing keys are success.
+    async fn delete(&self, keys: &[ObjectKey]) -> Result<(), BackendError>;
+
+    /// Lists the objects whose key starts with `prefix` (a raw key prefix, not a
+    /// directory), lazily, page by page.
+    fn list(&self, prefix: &ObjectKey) -> ListStream;
+}
+
+pub mod filesystem;

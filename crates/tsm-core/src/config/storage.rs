@@ -1,0 +1,161 @@
+//! The `storage.*` keys handed to a backend, and how backends plug in.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use crate::StorageBackend;
+
+/// A configuration value that is not allowed. Names the full key (as the operator wrote
+/// it, without `rsm.config.`), the value (`<redacted>` for secrets) and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid configuration {key}={value}: {allowed}")]
+pub struct ConfigError {
+    /// The full key, e.g. `storage.s3.bucket.name`.
+    pub key: String,
+    /// The value given (`<redacted>` for secret keys, `<missing>` when absent).
+    pub value: String,
+    /// What is allowed, e.g. "an integer from 5242880 to 5368709120".
+    pub allowed: String,
+}
+
+impl ConfigError {
+    /// A new error; `value` is shown as given, so pass `<redacted>` for secrets.
+    pub fn new(
+        key: impl Into<String>,
+        value: impl Into<String>,
+        allowed: impl Into<String>,
+    ) -> Self {
+        Self {
+            key: key.into(),
+            value: value.into(),
+            allowed: allowed.into(),
+        }
+    }
+}
+
+/// The documentation of one configuration key; the single source of truth for
+/// `docs/configuration.md`.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigKeyDoc {
+    /// The key without `rsm.config.`, e.g. `storage.s3.bucket.name`.
+    pub name: &'static str,
+    /// The default, as text (`""` when there is none; say "required" in `doc`).
+    pub default: &'static str,
+    /// What it does, units, allowed values.
+    pub doc: &'static str,
+    /// True when the value is a secret: never printed, logged or put in an error.
+    pub secret: bool,
+}
+
+/// The `storage.*` keys, with `storage.` stripped, plus typed getters whose errors name
+/// the full key (`storage.<key>`).
+#[derive(Clone, Default)]
+pub struct StorageConfig {
+    values: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for StorageConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Values may be secrets: show keys only.
+        f.debug_struct("StorageConfig")
+            .field("keys", &self.values.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl StorageConfig {
+    /// From keys with `storage.` already stripped.
+    pub fn new(values: BTreeMap<String, String>) -> Self {
+        Self { values }
+    }
+
+    /// Raw value of `storage.<key>` (trimmed), `None` when absent or empty.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values
+            .get(key)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// All keys present (without `storage.`).
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.values.keys().map(String::as_str)
+    }
+
+    /// `storage.<key>`, or a [`ConfigError`] saying it is required.
+    pub fn require(&self, key: &str) -> Result<&str, ConfigError> {
+        self.get(key)
+            .ok_or_else(|| ConfigError::new(format!("storage.{key}"), "<missing>", "required"))
+    }
+
+    /// `storage.<key>` parsed as a boolean (`true`/`false`, any case).
+    pub fn get_bool(&self, key: &str, default: bool) -> Result<bool, ConfigError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+            Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+            Some(v) => Err(ConfigError::new(
+                format!("storage.{key}"),
+                v,
+                "true or false",
+            )),
+        }
+    }
+
+    /// `storage.<key>` parsed as an integer in `min..=max`.
+    pub fn get_u64(&self, key: &str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (min..=max).contains(n))
+                .ok_or_else(|| {
+                    ConfigError::new(
+                        format!("storage.{key}"),
+                        v,
+                        format!("an integer from {min} to {max}"),
+                    )
+                }),
+        }
+    }
+}
+
+/// What [`BackendKind::build`] returns: the built backend, or an error naming a key.
+pub type BuildFuture = BoxFuture<'static, Result<Arc<dyn StorageBackend>, ConfigError>>;
+
+/// A kind of backend: its names for `storage.backend.class`, its keys, and how to build it.
+///
+/// Backend crates export one `pub static KIND: BackendKind` (tsm-core exports the
+/// filesystem one); the final assembly (tsm-jni, tsm-cli) passes the list of kinds it
+/// links to the engine.
+pub struct BackendKind {
+    /// Canonical name, e.g. `s3`.
+    pub name: &'static str,
+    /// Other accepted values of `storage.backend.class`, e.g. the Java plugin's class
+    /// name `io.aiven.kafka.tieredstorage.storage.s3.S3Storage`.
+    pub aliases: &'static [&'static str],
+    /// Every `storage.*` key this backend reads.
+    pub keys: &'static [ConfigKeyDoc],
+    /// Builds the backend from its `storage.*` keys. Async because cloud SDKs load
+    /// credentials asynchronously. Errors name the key.
+    pub build: fn(StorageConfig) -> BuildFuture,
+}
+
+impl BackendKind {
+    /// True when `class` (a `storage.backend.class` value) selects this kind.
+    pub fn matches(&self, class: &str) -> bool {
+        let class = class.trim();
+        class.eq_ignore_ascii_case(self.name) || self.aliases.contains(&class)
+    }
+}
+
+impl std::fmt::Debug for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackendKind")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,61 @@
+//! The engine's error: what `RemoteStorageManager` calls return, mapped by the JNI layer
+//! onto `RemoteResourceNotFoundException` / `RemoteStorageException` /
+//! `RetriableRemoteStorageException`.
+
+use crate::{BackendError, ConfigError};
+
+/// An engine failure. Messages name the segment, object key (masked when configured),
+/// byte range or configuration key involved; never key material or credentials.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RsmError {
+    /// Invalid configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A store call failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// A requested resource (segment, object, transaction index) does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The caller asked for something impossible (start past the end of the segment,
+    /// custom metadata over its limit, ...).
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// Stored data does not match what the manifest says (corrupt manifest, truncated
+    /// object, chunk failing authentication or decompression).
+    #[error("corrupt data in {object}: {detail}")]
+    Corrupt {
+        /// The object (masked key) or segment.
+        object: String,
+        /// What is wrong, with chunk numbers and byte ranges.
+        detail: String,
+    },
+    /// Reading a local segment file failed.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The local file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Encryption or key handling failed (unknown key-pair id, bad key file).
+    #[error("{0}")]
+    Crypto(String),
+    /// The plugin was closed; no new calls are accepted.
+    #[error("the remote storage manager is closed")]
+    Closed,
+}
+
+impl RsmError {
+    /// True when the broker should see `RemoteResourceNotFoundException`.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::NotFound(_)) || matches!(self, Self::Backend(e) if e.is_not_found())
+    }
+
+    /// True when a retry may help (`RetriableRemoteStorageException` where available).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Backend(e) if e.is_transient())
+    }
+}

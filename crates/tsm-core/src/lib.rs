@@ -1,0 +1,29 @@
+//! # tsm-core
+//!
+//! The engine of tsm, a KIP-405 `RemoteStorageManager` for Apache Kafka. The JNI plugin,
+//! the CLI and Rust tools all call [`RemoteStorageManager`].
+//!
+//! A segment's way through this crate (file names follow it):
+//! `engine/copy.rs` reads the broker's segment files, chunks and transforms them
+//! (tsm-codec, tsm-crypto) and uploads `.log`, `.indexes`, then `.rsm-manifest` through a
+//! [`StorageBackend`] (`backend/`); `engine/fetch.rs` reads the manifest, maps a byte
+//! range to chunks, downloads and detransforms them lazily.
+//!
+//! Facts: `shared/reference/object-format-v1.md` (format) and
+//! `shared/reference/kafka-rsm-contract.md` (what the broker does with the plugin).
+
+pub mod backend;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod metrics;
+pub mod segment;
+
+#[cfg(any(feature = "contract-tests", test))]
+pub mod contract;
+
+pub use backend::{BackendError, ByteRange, ByteStream, ObjectKey, ObjectMeta, StorageBackend};
+pub use config::{BackendKind, ConfigError, StorageConfig};
+pub use engine::{MetricsSnapshot, RemoteStorageManager, SegmentStream};
+pub use error::RsmError;
+pub use segment::{IndexType, KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata};

@@ -1,0 +1,1 @@
+//! tsm-crypto: being written.

@@ -1,0 +1,1 @@
+//! tsm-jni: being written.
