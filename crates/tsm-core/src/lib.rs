@@ -14,8 +14,11 @@
 
 pub mod backend;
 pub mod config;
+pub mod custom_metadata;
 pub mod engine;
 pub mod error;
+pub mod keys;
+pub mod manifest;
 pub mod metrics;
 pub mod segment;
 
