@@ -1,9 +1,21 @@
 //! Configuration: the `Map<String,String>` the broker hands to `configure` (prefix
-//! `rsm.config.` already stripped) turned into validated settings in one step.
+//! `rsm.config.` already stripped) turned into validated settings in one step
+//! ([`RsmConfig::from_props`]).
 //!
 //! Key names and defaults are the Java plugin's (Aiven tiered-storage-for-apache-kafka),
-//! so a cluster can switch plugins without touching its properties.
+//! so a cluster can switch plugins without touching its properties. [`CONFIG_KEYS`] (core)
+//! and each [`BackendKind::keys`] (`storage.*`) are the single source of truth;
+//! [`render_configuration_markdown`] turns them into `docs/configuration.md`.
 
+mod docs;
+pub mod keys;
+mod rsm;
 mod storage;
 
+pub use docs::render_configuration_markdown;
+pub use keys::CONFIG_KEYS;
+pub use rsm::{
+    ChunkCacheConfig, ChunkCacheKind, CustomMetadataField, EncryptionConfig, IndexesCacheConfig,
+    KeyPairConfig, ManifestCacheConfig, RsmConfig,
+};
 pub use storage::{BackendKind, BuildFuture, ConfigError, ConfigKeyDoc, StorageConfig};

@@ -1,0 +1,300 @@
+//! The core `rsm.config.*` keys: names, defaults and docs in one table ([`CONFIG_KEYS`]),
+//! the single source of truth for parsing ([`super::RsmConfig::from_props`]) and for
+//! `docs/configuration.md` ([`super::render_configuration_markdown`]).
+//!
+//! Names and defaults are the Java plugin's (Aiven tiered-storage-for-apache-kafka:
+//! `RemoteStorageManagerConfig`, `ChunkManagerFactoryConfig`, `MemoryChunkCacheConfig`,
+//! `DiskChunkCacheConfig`, `SegmentManifestCacheConfig`, `SegmentIndexesCacheConfig`).
+
+use super::ConfigKeyDoc;
+
+/// `storage.backend.class`
+pub const STORAGE_BACKEND_CLASS: &str = "storage.backend.class";
+/// `chunk.size`
+pub const CHUNK_SIZE: &str = "chunk.size";
+/// `compression.enabled`
+pub const COMPRESSION_ENABLED: &str = "compression.enabled";
+/// `compression.heuristic.enabled`
+pub const COMPRESSION_HEURISTIC_ENABLED: &str = "compression.heuristic.enabled";
+/// `encryption.enabled`
+pub const ENCRYPTION_ENABLED: &str = "encryption.enabled";
+/// `encryption.key.pair.id`
+pub const ENCRYPTION_KEY_PAIR_ID: &str = "encryption.key.pair.id";
+/// `encryption.key.pairs`
+pub const ENCRYPTION_KEY_PAIRS: &str = "encryption.key.pairs";
+/// `key.prefix`
+pub const KEY_PREFIX: &str = "key.prefix";
+/// `key.prefix.mask`
+pub const KEY_PREFIX_MASK: &str = "key.prefix.mask";
+/// `custom.metadata.fields.include`
+pub const CUSTOM_METADATA_FIELDS_INCLUDE: &str = "custom.metadata.fields.include";
+/// `upload.rate.limit.bytes.per.second`
+pub const UPLOAD_RATE_LIMIT: &str = "upload.rate.limit.bytes.per.second";
+/// `segment.format`
+pub const SEGMENT_FORMAT: &str = "segment.format";
+/// `metrics.num.samples`
+pub const METRICS_NUM_SAMPLES: &str = "metrics.num.samples";
+/// `metrics.recording.level`
+pub const METRICS_RECORDING_LEVEL: &str = "metrics.recording.level";
+/// `metrics.sample.window.ms`
+pub const METRICS_SAMPLE_WINDOW_MS: &str = "metrics.sample.window.ms";
+/// `broker.id` (added by the broker)
+pub const BROKER_ID: &str = "broker.id";
+/// `fetch.chunk.cache.class`
+pub const CHUNK_CACHE_CLASS: &str = "fetch.chunk.cache.class";
+/// `fetch.chunk.cache.size`
+pub const CHUNK_CACHE_SIZE: &str = "fetch.chunk.cache.size";
+/// `fetch.chunk.cache.retention.ms`
+pub const CHUNK_CACHE_RETENTION_MS: &str = "fetch.chunk.cache.retention.ms";
+/// `fetch.chunk.cache.prefetch.max.size`
+pub const CHUNK_CACHE_PREFETCH_MAX_SIZE: &str = "fetch.chunk.cache.prefetch.max.size";
+/// `fetch.chunk.cache.path`
+pub const CHUNK_CACHE_PATH: &str = "fetch.chunk.cache.path";
+/// `fetch.chunk.cache.get.timeout.ms`
+pub const CHUNK_CACHE_GET_TIMEOUT_MS: &str = "fetch.chunk.cache.get.timeout.ms";
+/// `fetch.chunk.cache.thread.pool.size`
+pub const CHUNK_CACHE_THREAD_POOL_SIZE: &str = "fetch.chunk.cache.thread.pool.size";
+/// `fetch.manifest.cache.size`
+pub const MANIFEST_CACHE_SIZE: &str = "fetch.manifest.cache.size";
+/// `fetch.manifest.cache.retention.ms`
+pub const MANIFEST_CACHE_RETENTION_MS: &str = "fetch.manifest.cache.retention.ms";
+/// `fetch.manifest.cache.get.timeout.ms`
+pub const MANIFEST_CACHE_GET_TIMEOUT_MS: &str = "fetch.manifest.cache.get.timeout.ms";
+/// `fetch.manifest.cache.thread.pool.size`
+pub const MANIFEST_CACHE_THREAD_POOL_SIZE: &str = "fetch.manifest.cache.thread.pool.size";
+/// `fetch.indexes.cache.size`
+pub const INDEXES_CACHE_SIZE: &str = "fetch.indexes.cache.size";
+/// `fetch.indexes.cache.retention.ms`
+pub const INDEXES_CACHE_RETENTION_MS: &str = "fetch.indexes.cache.retention.ms";
+/// `fetch.indexes.cache.get.timeout.ms`
+pub const INDEXES_CACHE_GET_TIMEOUT_MS: &str = "fetch.indexes.cache.get.timeout.ms";
+/// `fetch.indexes.cache.thread.pool.size`
+pub const INDEXES_CACHE_THREAD_POOL_SIZE: &str = "fetch.indexes.cache.thread.pool.size";
+
+/// Prefix of the per-key-pair keys `encryption.key.pairs.<id>.public.key.file` and
+/// `encryption.key.pairs.<id>.private.key.file`.
+pub const ENCRYPTION_KEY_PAIRS_PREFIX: &str = "encryption.key.pairs.";
+/// Suffix of a key pair's public key file key.
+pub const PUBLIC_KEY_FILE_SUFFIX: &str = ".public.key.file";
+/// Suffix of a key pair's private key file key.
+pub const PRIVATE_KEY_FILE_SUFFIX: &str = ".private.key.file";
+/// Prefix of the keys handed to the backend (stripped before it sees them).
+pub const STORAGE_PREFIX: &str = "storage.";
+
+/// The largest `chunk.size` (bytes): Java's `Integer.MAX_VALUE / 2`.
+pub const MAX_CHUNK_SIZE: u64 = 1_073_741_823;
+/// The smallest `upload.rate.limit.bytes.per.second`: 1 MiB/s.
+pub const MIN_UPLOAD_RATE_LIMIT: u64 = 1_048_576;
+
+const fn key(name: &'static str, default: &'static str, doc: &'static str) -> ConfigKeyDoc {
+    ConfigKeyDoc {
+        name,
+        default,
+        doc,
+        secret: false,
+    }
+}
+
+/// Every core key (backend keys live in each [`super::BackendKind::keys`]), in the order
+/// `docs/configuration.md` lists them. Keys with `<id>` stand for one key per key pair.
+pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
+    key(
+        STORAGE_BACKEND_CLASS,
+        "",
+        "Required. The storage backend: `filesystem`, `s3`, `gcs` or `azure` (those linked \
+         into this build), or the Java plugin's class name for it (e.g. \
+         `io.aiven.kafka.tieredstorage.storage.s3.S3Storage`). Its keys are under `storage.`.",
+    ),
+    key(
+        CHUNK_SIZE,
+        "",
+        "Required. Size in bytes of the chunks a segment is cut into before compression and \
+         encryption; the unit of ranged fetches and of the chunk cache. An integer from 1 to \
+         1073741823; 4194304 (4 MiB) is a good start.",
+    ),
+    key(
+        COMPRESSION_ENABLED,
+        "false",
+        "Compress each chunk with zstd. `true` or `false`.",
+    ),
+    key(
+        COMPRESSION_HEURISTIC_ENABLED,
+        "false",
+        "Only compress segments whose record batches are not already compressed (checked on \
+         the batch headers). Requires `compression.enabled=true`. `true` or `false`.",
+    ),
+    key(
+        ENCRYPTION_ENABLED,
+        "false",
+        "Encrypt each chunk with AES-256-GCM under a per-segment data key wrapped with RSA. \
+         Requires `encryption.key.pair.id` and `encryption.key.pairs`. `true` or `false`.",
+    ),
+    key(
+        ENCRYPTION_KEY_PAIR_ID,
+        "",
+        "Required when encryption is enabled. The id of the key pair new segments are \
+         encrypted with; must be listed in `encryption.key.pairs`.",
+    ),
+    key(
+        ENCRYPTION_KEY_PAIRS,
+        "",
+        "Required when encryption is enabled. Comma-separated ids of every key pair on the key \
+         ring (the active one plus those older segments may use). Ids may not contain `:`.",
+    ),
+    key(
+        "encryption.key.pairs.<id>.public.key.file",
+        "",
+        "Required for each id in `encryption.key.pairs`. Path of the RSA public key (PEM).",
+    ),
+    key(
+        "encryption.key.pairs.<id>.private.key.file",
+        "",
+        "Required for each id in `encryption.key.pairs`. Path of the RSA private key (PEM).",
+    ),
+    key(
+        KEY_PREFIX,
+        "",
+        "Prepended verbatim (no separator added) to every object key.",
+    ),
+    key(
+        KEY_PREFIX_MASK,
+        "false",
+        "Print `<prefix>` instead of `key.prefix` in logs and errors. `true` or `false`.",
+    ),
+    key(
+        CUSTOM_METADATA_FIELDS_INCLUDE,
+        "",
+        "Comma-separated fields returned to the broker as KIP-917 custom metadata: \
+         `REMOTE_SIZE`, `OBJECT_PREFIX`, `OBJECT_KEY`. Empty: none.",
+    ),
+    key(
+        UPLOAD_RATE_LIMIT,
+        "",
+        "Upper bound on uploaded bytes per second (every byte of every object). Unset: no \
+         limit. An integer from 1048576 (1 MiB/s) to 2147483647.",
+    ),
+    key(
+        SEGMENT_FORMAT,
+        "kafka",
+        "The format of uploaded segments. Only `kafka` is supported (the Java plugin's \
+         `iceberg` is not).",
+    ),
+    key(
+        METRICS_NUM_SAMPLES,
+        "2",
+        "Accepted for compatibility with the Java plugin: samples kept per metric. An integer \
+         of at least 1.",
+    ),
+    key(
+        METRICS_RECORDING_LEVEL,
+        "INFO",
+        "Accepted for compatibility with the Java plugin: `INFO`, `DEBUG` or `TRACE`.",
+    ),
+    key(
+        METRICS_SAMPLE_WINDOW_MS,
+        "30000",
+        "Accepted for compatibility with the Java plugin: metrics sample window (ms). An \
+         integer of at least 1.",
+    ),
+    key(
+        BROKER_ID,
+        "",
+        "Set by the broker (its `broker.id` / `node.id`); used in logs. An integer.",
+    ),
+    key(
+        CHUNK_CACHE_CLASS,
+        "",
+        "Chunk cache: `memory` or `disk` (or the Java plugin's class names \
+         `io.aiven.kafka.tieredstorage.fetch.cache.MemoryChunkCache` / \
+         `io.aiven.kafka.tieredstorage.fetch.cache.DiskChunkCache`). Unset: no chunk cache.",
+    ),
+    key(
+        CHUNK_CACHE_SIZE,
+        "",
+        "Required when a chunk cache is set. Cache size in bytes (of original, detransformed \
+         chunk bytes); `-1` means unbounded.",
+    ),
+    key(
+        CHUNK_CACHE_RETENTION_MS,
+        "600000",
+        "How long (ms) a cached chunk lives after it was loaded; `-1` means forever.",
+    ),
+    key(
+        CHUNK_CACHE_PREFETCH_MAX_SIZE,
+        "0",
+        "Bytes after a fetched range to download ahead (through coalesced GETs) and cache. \
+         An integer from 0 to 2147483647.",
+    ),
+    key(
+        CHUNK_CACHE_PATH,
+        "",
+        "Required for the disk chunk cache. Existing writable directory; the cache keeps its \
+         files in its own subdirectory `tsm-chunk-cache` (with a marker file) and never \
+         touches anything else.",
+    ),
+    key(
+        CHUNK_CACHE_GET_TIMEOUT_MS,
+        "10000",
+        "How long (ms) a fetch waits for a chunk load before failing. At least 1.",
+    ),
+    key(
+        CHUNK_CACHE_THREAD_POOL_SIZE,
+        "0",
+        "Accepted for compatibility with the Java plugin (loads run on the async runtime). \
+         An integer from 0 to 1024.",
+    ),
+    key(
+        MANIFEST_CACHE_SIZE,
+        "1000",
+        "Maximum number of segment manifests cached; `-1` means unbounded.",
+    ),
+    key(
+        MANIFEST_CACHE_RETENTION_MS,
+        "3600000",
+        "How long (ms) a cached manifest lives after it was loaded; `-1` means forever.",
+    ),
+    key(
+        MANIFEST_CACHE_GET_TIMEOUT_MS,
+        "10000",
+        "How long (ms) a call waits for a manifest load before failing. At least 1.",
+    ),
+    key(
+        MANIFEST_CACHE_THREAD_POOL_SIZE,
+        "0",
+        "Accepted for compatibility with the Java plugin. An integer from 0 to 1024.",
+    ),
+    key(
+        INDEXES_CACHE_SIZE,
+        "10485760",
+        "Size in bytes of the segment indexes cache; `-1` means unbounded.",
+    ),
+    key(
+        INDEXES_CACHE_RETENTION_MS,
+        "600000",
+        "How long (ms) a cached index lives after it was loaded; `-1` means forever.",
+    ),
+    key(
+        INDEXES_CACHE_GET_TIMEOUT_MS,
+        "10000",
+        "How long (ms) a call waits for an index load before failing. At least 1.",
+    ),
+    key(
+        INDEXES_CACHE_THREAD_POOL_SIZE,
+        "0",
+        "Accepted for compatibility with the Java plugin. An integer from 0 to 1024.",
+    ),
+];
+
+/// True when `name` is a core key of [`CONFIG_KEYS`], including the per-key-pair keys
+/// `encryption.key.pairs.<id>.{public,private}.key.file` for any id.
+pub fn is_core_key(name: &str) -> bool {
+    if CONFIG_KEYS.iter().any(|k| k.name == name) {
+        return true;
+    }
+    name.strip_prefix(ENCRYPTION_KEY_PAIRS_PREFIX)
+        .and_then(|rest| {
+            rest.strip_suffix(PUBLIC_KEY_FILE_SUFFIX)
+                .or_else(|| rest.strip_suffix(PRIVATE_KEY_FILE_SUFFIX))
+        })
+        .is_some_and(|id| !id.is_empty())
+}

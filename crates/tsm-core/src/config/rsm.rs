@@ -1,0 +1,508 @@
+//! [`RsmConfig`]: the broker's `rsm.config.*` map (prefix stripped, values as strings)
+//! validated into typed settings in one step ([`RsmConfig::from_props`]).
+//!
+//! Input: the `Map<String,String>` from `RemoteStorageManager.configure` (KIP-405), via the
+//! JNI layer or the CLI. Output: the settings the engine, caches and backend builder use.
+//! Every invalid value is a [`ConfigError`] naming the key, the value (`<redacted>` for
+//! secret backend keys) and what is allowed; unknown keys are logged (`tracing::warn!`, key
+//! name only) and ignored, as the Java plugin's `ConfigDef` does.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::keys::*;
+use super::{BackendKind, ConfigError, StorageConfig};
+
+/// A KIP-917 custom metadata field (`custom.metadata.fields.include`), in the Java
+/// plugin's `SegmentCustomMetadataField` order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CustomMetadataField {
+    /// `REMOTE_SIZE`: bytes stored for the segment (all three objects).
+    RemoteSize,
+    /// `OBJECT_PREFIX`: the `key.prefix` used at copy time.
+    ObjectPrefix,
+    /// `OBJECT_KEY`: the object key main path (without prefix and suffix).
+    ObjectKey,
+}
+
+impl CustomMetadataField {
+    /// Every field, in their canonical order.
+    pub const ALL: [Self; 3] = [Self::RemoteSize, Self::ObjectPrefix, Self::ObjectKey];
+
+    /// The name used in `custom.metadata.fields.include`, e.g. `REMOTE_SIZE`.
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Self::RemoteSize => "REMOTE_SIZE",
+            Self::ObjectPrefix => "OBJECT_PREFIX",
+            Self::ObjectKey => "OBJECT_KEY",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.config_name() == name)
+    }
+}
+
+/// One RSA key pair on the key ring (`encryption.key.pairs.<id>.*`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyPairConfig {
+    /// The key-pair id (never contains `:`).
+    pub id: String,
+    /// `encryption.key.pairs.<id>.public.key.file`: PEM file of the RSA public key.
+    pub public_key_file: PathBuf,
+    /// `encryption.key.pairs.<id>.private.key.file`: PEM file of the RSA private key.
+    pub private_key_file: PathBuf,
+}
+
+/// Encryption settings, present when `encryption.enabled=true`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncryptionConfig {
+    /// `encryption.key.pair.id`: the pair new data keys are wrapped with; always one of
+    /// `key_pairs`.
+    pub active_key_pair_id: String,
+    /// `encryption.key.pairs`: every pair on the ring, in the listed order.
+    pub key_pairs: Vec<KeyPairConfig>,
+}
+
+/// Which chunk cache (`fetch.chunk.cache.class`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChunkCacheKind {
+    /// `memory` (or `...MemoryChunkCache`): chunks in RAM.
+    Memory,
+    /// `disk` (or `...DiskChunkCache`): chunk files under `fetch.chunk.cache.path`.
+    Disk {
+        /// `fetch.chunk.cache.path`: an existing directory; the cache uses its own
+        /// subdirectory in it.
+        path: PathBuf,
+    },
+}
+
+/// `fetch.chunk.cache.*`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkCacheConfig {
+    /// `None`: no chunk cache (the default).
+    pub kind: Option<ChunkCacheKind>,
+    /// `fetch.chunk.cache.size` in bytes; `None` = unbounded (`-1`, or no cache).
+    pub size_bytes: Option<u64>,
+    /// `fetch.chunk.cache.retention.ms`; `None` = forever (`-1`). Default 10 min.
+    pub retention: Option<Duration>,
+    /// `fetch.chunk.cache.prefetch.max.size` in bytes. Default 0.
+    pub prefetch_max_size: u32,
+    /// `fetch.chunk.cache.get.timeout.ms`. Default 10 s.
+    pub get_timeout: Duration,
+    /// `fetch.chunk.cache.thread.pool.size` (accepted, unused). Default 0.
+    pub thread_pool_size: u32,
+}
+
+/// `fetch.manifest.cache.*`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestCacheConfig {
+    /// `fetch.manifest.cache.size`: maximum entries; `None` = unbounded (`-1`). Default 1000.
+    pub max_entries: Option<u64>,
+    /// `fetch.manifest.cache.retention.ms`; `None` = forever. Default 1 h.
+    pub retention: Option<Duration>,
+    /// `fetch.manifest.cache.get.timeout.ms`. Default 10 s.
+    pub get_timeout: Duration,
+    /// `fetch.manifest.cache.thread.pool.size` (accepted, unused). Default 0.
+    pub thread_pool_size: u32,
+}
+
+/// `fetch.indexes.cache.*`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexesCacheConfig {
+    /// `fetch.indexes.cache.size` in bytes; `None` = unbounded (`-1`). Default 10 MiB.
+    pub size_bytes: Option<u64>,
+    /// `fetch.indexes.cache.retention.ms`; `None` = forever. Default 10 min.
+    pub retention: Option<Duration>,
+    /// `fetch.indexes.cache.get.timeout.ms`. Default 10 s.
+    pub get_timeout: Duration,
+    /// `fetch.indexes.cache.thread.pool.size` (accepted, unused). Default 0.
+    pub thread_pool_size: u32,
+}
+
+/// The validated plugin configuration. Built only by [`RsmConfig::from_props`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RsmConfig {
+    /// `storage.backend.class`: the selected backend kind.
+    pub backend: &'static BackendKind,
+    /// The `storage.*` keys with `storage.` stripped, for [`BackendKind::build`].
+    pub storage: StorageConfig,
+    /// `chunk.size` in bytes, 1..=1073741823.
+    pub chunk_size: u32,
+    /// `compression.enabled`.
+    pub compression_enabled: bool,
+    /// `compression.heuristic.enabled` (only ever true when compression is enabled).
+    pub compression_heuristic_enabled: bool,
+    /// `encryption.*`; `None` when `encryption.enabled=false`.
+    pub encryption: Option<EncryptionConfig>,
+    /// `key.prefix`, prepended verbatim to every object key.
+    pub key_prefix: String,
+    /// `key.prefix.mask`.
+    pub key_prefix_mask: bool,
+    /// `custom.metadata.fields.include`, deduplicated, in canonical order.
+    pub custom_metadata_fields: Vec<CustomMetadataField>,
+    /// `upload.rate.limit.bytes.per.second`; `None` = unlimited.
+    pub upload_rate_limit_bytes_per_second: Option<u64>,
+    /// `fetch.chunk.cache.*`.
+    pub chunk_cache: ChunkCacheConfig,
+    /// `fetch.manifest.cache.*`.
+    pub manifest_cache: ManifestCacheConfig,
+    /// `fetch.indexes.cache.*`.
+    pub indexes_cache: IndexesCacheConfig,
+    /// `broker.id`, when the broker passed it.
+    pub broker_id: Option<i64>,
+}
+
+/// Typed reads of the raw map; errors name the key. Values are trimmed (as Kafka's
+/// `ConfigDef` does); an empty value counts as absent.
+struct Props<'a> {
+    map: &'a BTreeMap<String, String>,
+}
+
+impl<'a> Props<'a> {
+    fn get(&self, key: &str) -> Option<&'a str> {
+        self.map
+            .get(key)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+    }
+
+    fn require(&self, key: &str) -> Result<&'a str, ConfigError> {
+        self.get(key)
+            .ok_or_else(|| ConfigError::new(key, "<missing>", "required"))
+    }
+
+    fn bool(&self, key: &str, default: bool) -> Result<bool, ConfigError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+            Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+            Some(v) => Err(ConfigError::new(key, v, "true or false")),
+        }
+    }
+
+    fn int(&self, key: &str, min: i64, max: i64) -> Result<Option<i64>, ConfigError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .parse::<i64>()
+                .ok()
+                .filter(|n| (min..=max).contains(n))
+                .map(Some)
+                .ok_or_else(|| ConfigError::new(key, v, format!("an integer from {min} to {max}"))),
+        }
+    }
+
+    /// A size or count where `-1` means unbounded: `Ok(None)` for `-1`.
+    fn bound(&self, key: &str, default: Option<u64>) -> Result<Option<u64>, ConfigError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => match v.parse::<i64>() {
+                Ok(-1) => Ok(None),
+                Ok(n) if n >= 0 => Ok(Some(n as u64)),
+                _ => Err(ConfigError::new(
+                    key,
+                    v,
+                    format!("-1 (unbounded) or an integer from 0 to {}", i64::MAX),
+                )),
+            },
+        }
+    }
+
+    /// A retention in ms where `-1` means forever.
+    fn retention(&self, key: &str, default_ms: u64) -> Result<Option<Duration>, ConfigError> {
+        self.bound(key, Some(default_ms))
+            .map(|ms| ms.map(Duration::from_millis))
+    }
+
+    fn millis(&self, key: &str, default_ms: u64) -> Result<Duration, ConfigError> {
+        Ok(Duration::from_millis(
+            self.int(key, 1, i64::MAX)?.map_or(default_ms, |v| v as u64),
+        ))
+    }
+
+    fn pool_size(&self, key: &str) -> Result<u32, ConfigError> {
+        Ok(self.int(key, 0, 1024)?.unwrap_or(0) as u32)
+    }
+
+    /// A comma-separated list, entries trimmed, empty entries dropped.
+    fn list(&self, key: &str) -> Vec<&'a str> {
+        self.get(key)
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Java class names of the chunk caches, current and older releases.
+const MEMORY_CACHE_ALIASES: &[&str] = &[
+    "io.aiven.kafka.tieredstorage.fetch.cache.MemoryChunkCache",
+    "io.aiven.kafka.tieredstorage.chunkmanager.cache.InMemoryChunkCache",
+];
+const DISK_CACHE_ALIASES: &[&str] = &[
+    "io.aiven.kafka.tieredstorage.fetch.cache.DiskChunkCache",
+    "io.aiven.kafka.tieredstorage.chunkmanager.cache.DiskBasedChunkCache",
+];
+
+impl RsmConfig {
+    /// Validates the broker's map (`rsm.config.` stripped; `broker.id` may be present).
+    ///
+    /// `kinds` are the backends linked into this build; `storage.backend.class` must
+    /// select one of them by name or alias. The `storage.*` keys are handed over (prefix
+    /// stripped) in [`RsmConfig::storage`]; the backend validates them when built, here
+    /// only unknown ones are warned about.
+    ///
+    /// # Errors
+    /// The first invalid value found, as a [`ConfigError`] naming key, value and what is
+    /// allowed. Required keys: `storage.backend.class`, `chunk.size`, and the encryption
+    /// and chunk-cache keys when those are enabled.
+    pub fn from_props(
+        props: BTreeMap<String, String>,
+        kinds: &[&'static BackendKind],
+    ) -> Result<Self, ConfigError> {
+        let p = Props { map: &props };
+
+        let class = p.require(STORAGE_BACKEND_CLASS)?;
+        let backend = kinds.iter().copied().find(|k| k.matches(class)).ok_or_else(|| {
+            let names: Vec<&str> = kinds.iter().map(|k| k.name).collect();
+            ConfigError::new(
+                STORAGE_BACKEND_CLASS,
+                class,
+                format!(
+                    "one of the backends linked into this build: {} (or their Java class names)",
+                    names.join(", ")
+                ),
+            )
+        })?;
+
+        let chunk_size = match p.int(CHUNK_SIZE, 1, MAX_CHUNK_SIZE as i64)? {
+            Some(v) => v as u32,
+            None => {
+                return Err(ConfigError::new(
+                    CHUNK_SIZE,
+                    "<missing>",
+                    format!("required: an integer from 1 to {MAX_CHUNK_SIZE}"),
+                ));
+            }
+        };
+
+        let compression_enabled = p.bool(COMPRESSION_ENABLED, false)?;
+        let compression_heuristic_enabled = p.bool(COMPRESSION_HEURISTIC_ENABLED, false)?;
+        if compression_heuristic_enabled && !compression_enabled {
+            return Err(ConfigError::new(
+                COMPRESSION_HEURISTIC_ENABLED,
+                "true",
+                "false unless compression.enabled=true",
+            ));
+        }
+
+        let encryption = if p.bool(ENCRYPTION_ENABLED, false)? {
+            Some(parse_encryption(&p)?)
+        } else {
+            None
+        };
+
+        let key_prefix = p.get(KEY_PREFIX).unwrap_or("").to_string();
+        let key_prefix_mask = p.bool(KEY_PREFIX_MASK, false)?;
+
+        let mut fields = BTreeSet::new();
+        for name in p.list(CUSTOM_METADATA_FIELDS_INCLUDE) {
+            let field = CustomMetadataField::parse(name).ok_or_else(|| {
+                ConfigError::new(
+                    CUSTOM_METADATA_FIELDS_INCLUDE,
+                    p.get(CUSTOM_METADATA_FIELDS_INCLUDE).unwrap_or(""),
+                    format!(
+                        "a comma-separated list of REMOTE_SIZE, OBJECT_PREFIX, OBJECT_KEY \
+                         (unknown field {name:?})"
+                    ),
+                )
+            })?;
+            fields.insert(field);
+        }
+
+        let upload_rate_limit_bytes_per_second = p
+            .int(
+                UPLOAD_RATE_LIMIT,
+                MIN_UPLOAD_RATE_LIMIT as i64,
+                i32::MAX as i64,
+            )?
+            .map(|v| v as u64);
+
+        if let Some(v) = p.get(SEGMENT_FORMAT) {
+            if v != "kafka" {
+                return Err(ConfigError::new(SEGMENT_FORMAT, v, "kafka"));
+            }
+        }
+        p.int(METRICS_NUM_SAMPLES, 1, i32::MAX as i64)?;
+        p.int(METRICS_SAMPLE_WINDOW_MS, 1, i64::MAX)?;
+        if let Some(v) = p.get(METRICS_RECORDING_LEVEL) {
+            if !["INFO", "DEBUG", "TRACE"].contains(&v) {
+                return Err(ConfigError::new(
+                    METRICS_RECORDING_LEVEL,
+                    v,
+                    "INFO, DEBUG or TRACE",
+                ));
+            }
+        }
+        let broker_id = p.int(BROKER_ID, i64::from(i32::MIN), i64::from(i32::MAX))?;
+
+        let chunk_cache = parse_chunk_cache(&p)?;
+        let manifest_cache = ManifestCacheConfig {
+            max_entries: p.bound(MANIFEST_CACHE_SIZE, Some(1000))?,
+            retention: p.retention(MANIFEST_CACHE_RETENTION_MS, 3_600_000)?,
+            get_timeout: p.millis(MANIFEST_CACHE_GET_TIMEOUT_MS, 10_000)?,
+            thread_pool_size: p.pool_size(MANIFEST_CACHE_THREAD_POOL_SIZE)?,
+        };
+        let indexes_cache = IndexesCacheConfig {
+            size_bytes: p.bound(INDEXES_CACHE_SIZE, Some(10_485_760))?,
+            retention: p.retention(INDEXES_CACHE_RETENTION_MS, 600_000)?,
+            get_timeout: p.millis(INDEXES_CACHE_GET_TIMEOUT_MS, 10_000)?,
+            thread_pool_size: p.pool_size(INDEXES_CACHE_THREAD_POOL_SIZE)?,
+        };
+
+        let mut storage_values = BTreeMap::new();
+        for (k, v) in &props {
+            if let Some(rest) = k.strip_prefix(STORAGE_PREFIX) {
+                if k == STORAGE_BACKEND_CLASS {
+                    continue;
+                }
+                if !backend.keys.iter().any(|d| d.name == rest) {
+                    tracing::warn!(
+                        key = %k,
+                        backend = backend.name,
+                        "unknown storage configuration key ignored"
+                    );
+                }
+                storage_values.insert(rest.to_string(), v.clone());
+            } else if !is_core_key(k) {
+                tracing::warn!(key = %k, "unknown configuration key ignored");
+            }
+        }
+
+        Ok(Self {
+            backend,
+            storage: StorageConfig::new(storage_values),
+            chunk_size,
+            compression_enabled,
+            compression_heuristic_enabled,
+            encryption,
+            key_prefix,
+            key_prefix_mask,
+            custom_metadata_fields: fields.into_iter().collect(),
+            upload_rate_limit_bytes_per_second,
+            chunk_cache,
+            manifest_cache,
+            indexes_cache,
+            broker_id,
+        })
+    }
+}
+
+fn parse_encryption(p: &Props<'_>) -> Result<EncryptionConfig, ConfigError> {
+    let active = p.require(ENCRYPTION_KEY_PAIR_ID)?;
+    let ids = p.list(ENCRYPTION_KEY_PAIRS);
+    if ids.is_empty() {
+        return Err(ConfigError::new(
+            ENCRYPTION_KEY_PAIRS,
+            p.get(ENCRYPTION_KEY_PAIRS).unwrap_or("<missing>"),
+            "required when encryption.enabled=true: a comma-separated list of key-pair ids",
+        ));
+    }
+    let mut key_pairs = Vec::with_capacity(ids.len());
+    for id in &ids {
+        if id.contains(':') {
+            return Err(ConfigError::new(
+                ENCRYPTION_KEY_PAIRS,
+                p.get(ENCRYPTION_KEY_PAIRS).unwrap_or(""),
+                format!("key-pair ids without ':' (id {id:?})"),
+            ));
+        }
+        if key_pairs.iter().any(|k: &KeyPairConfig| k.id == *id) {
+            return Err(ConfigError::new(
+                ENCRYPTION_KEY_PAIRS,
+                p.get(ENCRYPTION_KEY_PAIRS).unwrap_or(""),
+                format!("distinct key-pair ids (id {id:?} is listed twice)"),
+            ));
+        }
+        let public = format!("{ENCRYPTION_KEY_PAIRS_PREFIX}{id}{PUBLIC_KEY_FILE_SUFFIX}");
+        let private = format!("{ENCRYPTION_KEY_PAIRS_PREFIX}{id}{PRIVATE_KEY_FILE_SUFFIX}");
+        key_pairs.push(KeyPairConfig {
+            id: (*id).to_string(),
+            public_key_file: PathBuf::from(p.require(&public)?),
+            private_key_file: PathBuf::from(p.require(&private)?),
+        });
+    }
+    if !ids.contains(&active) {
+        return Err(ConfigError::new(
+            ENCRYPTION_KEY_PAIR_ID,
+            active,
+            format!(
+                "one of the ids in encryption.key.pairs ({})",
+                ids.join(", ")
+            ),
+        ));
+    }
+    Ok(EncryptionConfig {
+        active_key_pair_id: active.to_string(),
+        key_pairs,
+    })
+}
+
+fn parse_chunk_cache(p: &Props<'_>) -> Result<ChunkCacheConfig, ConfigError> {
+    let kind = match p.get(CHUNK_CACHE_CLASS) {
+        None => None,
+        Some(v) if v.eq_ignore_ascii_case("memory") || MEMORY_CACHE_ALIASES.contains(&v) => {
+            Some(ChunkCacheKind::Memory)
+        }
+        Some(v) if v.eq_ignore_ascii_case("disk") || DISK_CACHE_ALIASES.contains(&v) => {
+            let path = PathBuf::from(p.require(CHUNK_CACHE_PATH)?);
+            if !path.is_dir() {
+                return Err(ConfigError::new(
+                    CHUNK_CACHE_PATH,
+                    path.display().to_string(),
+                    "an existing directory",
+                ));
+            }
+            Some(ChunkCacheKind::Disk { path })
+        }
+        Some(v) => {
+            return Err(ConfigError::new(
+                CHUNK_CACHE_CLASS,
+                v,
+                format!(
+                    "memory, disk, {} or {}",
+                    MEMORY_CACHE_ALIASES[0], DISK_CACHE_ALIASES[0]
+                ),
+            ));
+        }
+    };
+    let size_bytes = if kind.is_some() {
+        if p.get(CHUNK_CACHE_SIZE).is_none() {
+            return Err(ConfigError::new(
+                CHUNK_CACHE_SIZE,
+                "<missing>",
+                "required when fetch.chunk.cache.class is set: bytes, or -1 for unbounded",
+            ));
+        }
+        p.bound(CHUNK_CACHE_SIZE, None)?
+    } else {
+        p.bound(CHUNK_CACHE_SIZE, None)?;
+        None
+    };
+    Ok(ChunkCacheConfig {
+        kind,
+        size_bytes,
+        retention: p.retention(CHUNK_CACHE_RETENTION_MS, 600_000)?,
+        prefetch_max_size: p
+            .int(CHUNK_CACHE_PREFETCH_MAX_SIZE, 0, i64::from(i32::MAX))?
+            .unwrap_or(0) as u32,
+        get_timeout: p.millis(CHUNK_CACHE_GET_TIMEOUT_MS, 10_000)?,
+        thread_pool_size: p.pool_size(CHUNK_CACHE_THREAD_POOL_SIZE)?,
+    })
+}
