@@ -1,0 +1,228 @@
+//! zstd compression of one chunk (format spec, "Compression": one independent frame per
+//! chunk, content size recorded in every frame, level 3 by default, no dictionary).
+//!
+//! Input: one original chunk (write path) or one stored chunk plus the original length the
+//! chunk index promises (read path). Output: the zstd frame, or exactly the original bytes.
+//! Each call is independent and CPU-bound; the pipeline runs calls on tokio's blocking pool.
+//!
+//! Memory: the input, the output and one zstd context per thread (kept in a thread-local so
+//! that a pipeline thread does not reallocate it for every chunk; a level 3 compression
+//! context is about 1-2 MiB, a decompression context about 100 KiB + window).
+
+use std::cell::RefCell;
+
+use zstd::bulk::{Compressor, Decompressor};
+use zstd::zstd_safe;
+
+use crate::error::CodecError;
+
+/// The format's default zstd level (Java plugin: 3).
+pub const DEFAULT_LEVEL: i32 = 3;
+
+/// Largest `expected_len` [`decompress_chunk`] accepts (2 GiB - 1, the largest Java chunk).
+pub const MAX_CHUNK_LEN: usize = i32::MAX as usize;
+
+thread_local! {
+    static COMPRESSOR: RefCell<Option<(i32, Compressor<'static>)>> = const { RefCell::new(None) };
+    static DECOMPRESSOR: RefCell<Option<Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+/// Checks that `level` is a zstd level the linked library supports.
+///
+/// # Errors
+/// [`CodecError::InvalidLevel`] naming the supported range.
+pub fn validate_level(level: i32) -> Result<(), CodecError> {
+    let range = zstd::compression_level_range();
+    if range.contains(&level) {
+        Ok(())
+    } else {
+        Err(CodecError::InvalidLevel {
+            level,
+            min: *range.start(),
+            max: *range.end(),
+        })
+    }
+}
+
+/// Compresses `chunk` into one zstd frame at `level`, with the content size (`chunk.len()`)
+/// recorded in the frame header, as the format requires.
+///
+/// # Errors
+/// [`CodecError::InvalidLevel`] for an unsupported level; [`CodecError::Compress`] if zstd
+/// fails or (never expected) the frame lacks the content size.
+pub fn compress_chunk(chunk: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
+    validate_level(level)?;
+    let err = |source| CodecError::Compress {
+        len: chunk.len(),
+        source,
+    };
+    let frame = COMPRESSOR.with(|cell| -> Result<Vec<u8>, CodecError> {
+        let mut slot = cell.borrow_mut();
+        let compressor = match &mut *slot {
+            Some((l, c)) if *l == level => c,
+            _ => {
+                let mut c = Compressor::new(level).map_err(err)?;
+                c.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(true))
+                    .map_err(err)?;
+                &mut slot.insert((level, c)).1
+            }
+        };
+        compressor.compress(chunk).map_err(err)
+    })?;
+    // Cheap header check: the Java reader rejects frames without the content size.
+    match zstd_safe::get_frame_content_size(&frame) {
+        Ok(Some(n)) if n == chunk.len() as u64 => Ok(frame),
+        _ => Err(err(std::io::Error::other(
+            "zstd frame does not record the content size",
+        ))),
+    }
+}
+
+/// Checks that `stored` is exactly one zstd frame (no trailing bytes) recording a content
+/// size, and returns that size. Shared by [`decompress_chunk`] and the manifest decoder.
+pub(crate) fn frame_content_size(stored: &[u8]) -> Result<u64, String> {
+    let content_size = match zstd_safe::get_frame_content_size(stored) {
+        Ok(Some(n)) => n,
+        Ok(None) => return Err("zstd frame does not record its content size".into()),
+        Err(_) => return Err("not a zstd frame (bad magic or truncated header)".into()),
+    };
+    match zstd_safe::find_frame_compressed_size(stored) {
+        Ok(n) if n == stored.len() => Ok(content_size),
+        Ok(n) => Err(format!(
+            "{} trailing bytes after the zstd frame of {n} bytes",
+            stored.len() - n
+        )),
+        Err(code) => Err(format!(
+            "truncated or corrupt zstd frame: {}",
+            zstd_safe::get_error_name(code)
+        )),
+    }
+}
+
+/// Decompresses one stored chunk, which must be a single zstd frame recording a content size
+/// equal to `expected_len` and decompressing to exactly `expected_len` bytes.
+///
+/// The output buffer is allocated once at `expected_len` (the length comes from the chunk
+/// index, never from the frame), so a hostile frame cannot make it allocate more.
+///
+/// # Errors
+/// [`CodecError::Decompress`] naming both lengths and the reason: not a zstd frame, no
+/// content size, content size != `expected_len`, trailing bytes, corrupt data, or
+/// `expected_len` above [`MAX_CHUNK_LEN`]. Wrap with [`CodecError::in_chunk`] to name the
+/// chunk.
+pub fn decompress_chunk(stored: &[u8], expected_len: usize) -> Result<Vec<u8>, CodecError> {
+    let fail = |reason: String| CodecError::Decompress {
+        stored_len: stored.len(),
+        expected_len,
+        reason,
+    };
+    if expected_len > MAX_CHUNK_LEN {
+        return Err(fail(format!(
+            "expected length exceeds the maximum chunk size {MAX_CHUNK_LEN}"
+        )));
+    }
+    let content_size = frame_content_size(stored).map_err(fail)?;
+    if content_size != expected_len as u64 {
+        return Err(fail(format!(
+            "zstd frame records content size {content_size}"
+        )));
+    }
+    let mut out = Vec::with_capacity(expected_len);
+    let written = DECOMPRESSOR.with(|cell| -> Result<usize, String> {
+        let mut slot = cell.borrow_mut();
+        let d = match &mut *slot {
+            Some(d) => d,
+            None => slot.insert(Decompressor::new().map_err(|e| e.to_string())?),
+        };
+        d.decompress_to_buffer(stored, &mut out)
+            .map_err(|e| format!("zstd: {e}"))
+    });
+    match written {
+        Ok(n) if n == expected_len => Ok(out),
+        Ok(n) => Err(fail(format!("decompressed to {n} bytes"))),
+        Err(reason) => {
+            // A failed call may leave the context mid-frame; start the next one fresh.
+            DECOMPRESSOR.with(|cell| cell.borrow_mut().take());
+            Err(fail(reason))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_content_size() {
+        for len in [0usize, 1, 100, 70_000] {
+            let data: Vec<u8> = (0..len).map(|i| (i % 7) as u8).collect();
+            let frame = compress_chunk(&data, DEFAULT_LEVEL).expect("compress");
+            assert_eq!(
+                zstd_safe::get_frame_content_size(&frame).ok(),
+                Some(Some(len as u64))
+            );
+            assert_eq!(decompress_chunk(&frame, len).expect("decompress"), data);
+        }
+    }
+
+    #[test]
+    fn levels() {
+        assert!(matches!(
+            compress_chunk(b"x", 1000),
+            Err(CodecError::InvalidLevel { level: 1000, .. })
+        ));
+        for level in [-5, 1, 3, 19] {
+            let frame = compress_chunk(b"hello hello hello", level).expect("compress");
+            assert_eq!(
+                decompress_chunk(&frame, 17).expect("decompress"),
+                b"hello hello hello"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_bad_frames() {
+        let data = vec![42u8; 1000];
+        let frame = compress_chunk(&data, 3).expect("compress");
+        // Wrong expected length, both ways.
+        assert!(decompress_chunk(&frame, 999).is_err());
+        assert!(decompress_chunk(&frame, 1001).is_err());
+        // Trailing bytes.
+        let mut trailing = frame.clone();
+        trailing.push(0);
+        let e = decompress_chunk(&trailing, 1000).expect_err("trailing byte");
+        assert!(e.to_string().contains("trailing"), "{e}");
+        // Two frames.
+        let mut two = frame.clone();
+        two.extend_from_slice(&frame);
+        assert!(decompress_chunk(&two, 2000).is_err());
+        // Truncated.
+        assert!(decompress_chunk(&frame[..frame.len() - 1], 1000).is_err());
+        assert!(decompress_chunk(&[], 0).is_err());
+        assert!(decompress_chunk(b"not zstd at all", 15).is_err());
+        // No content size: a streaming frame.
+        let mut enc = zstd::stream::Encoder::new(Vec::new(), 3).expect("encoder");
+        enc.include_contentsize(false).expect("param");
+        std::io::Write::write_all(&mut enc, &data).expect("write");
+        let no_size = enc.finish().expect("finish");
+        let e = decompress_chunk(&no_size, 1000).expect_err("no content size");
+        assert!(e.to_string().contains("content size"), "{e}");
+        // Corrupt payload with valid header.
+        let mut corrupt = compress_chunk(
+            &(0..5000u32)
+                .flat_map(|i| i.to_le_bytes())
+                .collect::<Vec<_>>(),
+            3,
+        )
+        .expect("compress");
+        let mid = corrupt.len() / 2;
+        corrupt[mid] ^= 0xff;
+        // Without a checksum a flip may go unnoticed by zstd; it must never panic or return
+        // another length (integrity is the job of AES-GCM).
+        if let Ok(out) = decompress_chunk(&corrupt, 20_000) {
+            assert_eq!(out.len(), 20_000);
+        }
+        // The context still works after a failure.
+        assert_eq!(decompress_chunk(&frame, 1000).expect("after failure"), data);
+    }
+}

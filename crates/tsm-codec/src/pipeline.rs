@@ -1,0 +1,123 @@
+//! The ordered, bounded-parallel chunk transform pipeline, used in both directions:
+//! write (original chunk -> compress -> encrypt -> stored chunk) and read (stored chunk ->
+//! decrypt -> decompress -> original chunk). Format spec, "`.log`": "Transform order on
+//! write: compress (optional) then encrypt (optional). Read reverses it."; this module only
+//! runs the caller's per-chunk function and keeps the order.
+//!
+//! Input: a [`Stream`] of chunks in order (from [`crate::chunking::read_chunks`] on the
+//! write path, from ranged GETs on the read path) and a CPU-bound `Fn(chunk_index, chunk)`.
+//! Output: a [`Stream`] of the transformed chunks in input order, which the caller uploads
+//! (multipart parts) or returns to the broker.
+//!
+//! Each chunk's transform runs on tokio's blocking pool (`spawn_blocking`), so several
+//! chunks are compressed/encrypted on all cores while the async side keeps doing I/O.
+//!
+//! # Memory bound
+//! At most `max_in_flight` chunks are between the input and the output at any time: a chunk
+//! is taken from the input only when fewer than `max_in_flight` are being transformed or
+//! waiting for an earlier chunk to finish. Each of them holds at most its input chunk and its
+//! transformed chunk, so the pipeline holds at most
+//! `max_in_flight x (chunk size + transformed chunk size)` bytes, plus what the input stream
+//! buffers (one chunk for `read_chunks`) and what the consumer keeps. With zstd and AES the
+//! transformed size is at most the zstd bound of the chunk + 28 bytes. Example: 4 MiB chunks,
+//! `max_in_flight` 8: at most 8 x ~8 MiB = ~64 MiB.
+//!
+//! # Errors and cancellation
+//! The first error (from the input or from the transform) is yielded in its place and ends
+//! the stream. A panicking transform becomes [`PipelineError::Panicked`]; a task lost to
+//! runtime shutdown [`PipelineError::Cancelled`]; polling outside a tokio runtime gives
+//! [`PipelineError::NoRuntime`]. Dropping the output stream stops taking input; transforms
+//! already running on the blocking pool finish and their results are dropped (blocking tasks
+//! cannot be interrupted), so dropping frees memory within one transform's time.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+
+/// Why the pipeline could not run a transform to completion.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PipelineError {
+    /// The transform function panicked on this chunk.
+    #[error("chunk {index}: transform panicked: {message}")]
+    Panicked {
+        /// Zero-based chunk number (position in the input stream).
+        index: u64,
+        /// The panic message, if it was a string.
+        message: String,
+    },
+    /// The blocking task was cancelled, which happens when the runtime shuts down.
+    #[error("chunk {index}: transform task cancelled (tokio runtime shutting down)")]
+    Cancelled {
+        /// Zero-based chunk number.
+        index: u64,
+    },
+    /// The output stream was polled outside a tokio runtime.
+    #[error("chunk {index}: the transform pipeline must be polled inside a tokio runtime")]
+    NoRuntime {
+        /// Zero-based chunk number.
+        index: u64,
+    },
+}
+
+/// A reasonable `max_in_flight`: twice the available cores (so that cores stay busy while
+/// finished chunks wait for I/O), at least 2 and at most 32.
+pub fn default_max_in_flight() -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (cores * 2).clamp(2, 32)
+}
+
+/// Applies `transform(chunk_index, chunk)` to every chunk of `input` on tokio's blocking
+/// pool, at most `max_in_flight` chunks at once (0 is treated as 1), and yields the results in
+/// input order. `chunk_index` is the zero-based position in `input` (add the first chunk's
+/// number inside `transform` when a read starts mid-segment).
+///
+/// See the [module docs](self) for the memory bound, errors and cancellation.
+pub fn ordered_transform<S, F, E>(
+    input: S,
+    max_in_flight: usize,
+    transform: F,
+) -> impl Stream<Item = Result<Bytes, E>> + Send
+where
+    S: Stream<Item = Result<Bytes, E>> + Send,
+    F: Fn(u64, Bytes) -> Result<Bytes, E> + Send + Sync + 'static,
+    E: From<PipelineError> + Send + 'static,
+{
+    let transform = Arc::new(transform);
+    input
+        .enumerate()
+        .map(move |(i, item)| {
+            let transform = Arc::clone(&transform);
+            async move {
+                let index = i as u64;
+                let chunk = item?;
+                let handle = tokio::runtime::Handle::try_current()
+                    .map_err(|_| PipelineError::NoRuntime { index })?;
+                match handle.spawn_blocking(move || transform(index, chunk)).await {
+                    Ok(result) => result,
+                    Err(e) if e.is_panic() => {
+                        let payload = e.into_panic();
+                        let message = payload
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| payload.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "non-string panic payload".to_string());
+                        Err(PipelineError::Panicked { index, message }.into())
+                    }
+                    Err(_) => Err(PipelineError::Cancelled { index }.into()),
+                }
+            }
+        })
+        .buffered(max_in_flight.max(1))
+        // End the stream after the first error.
+        .scan(false, |failed, item| {
+            let out = if *failed {
+                None
+            } else {
+                *failed = item.is_err();
+                Some(item)
+            };
+            futures::future::ready(out)
+        })
+}
