@@ -21,6 +21,7 @@ pub mod keys;
 pub mod manifest;
 pub mod metrics;
 pub mod segment;
+pub mod transform;
 
 #[cfg(any(feature = "contract-tests", test))]
 pub mod contract;

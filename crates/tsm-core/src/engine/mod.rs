@@ -1,15 +1,50 @@
 //! The RemoteStorageManager engine: copy, ranged fetch, fetchIndex, delete (KIP-405).
 //!
-//! PLACEHOLDER API: the signatures below are the contract the JNI layer and the CLI build
-//! against; the bodies are being written.
+//! Data flow (object-format-v1):
+//! - [`copy`]: the broker's segment files -> chunks of `chunk.size` (tsm-codec) ->
+//!   compress / encrypt ([`crate::transform`], tsm-codec's ordered bounded-parallel
+//!   pipeline) -> `.log` upload while reading; then `.indexes`; then `.rsm-manifest`
+//!   (the commit marker). Any failure deletes all three keys (best effort).
+//! - [`fetch`]: manifest -> chunk index -> the chunks overlapping the range, adjacent chunks
+//!   coalesced into ranged GETs of at most [`EngineOptions::max_get_bytes`] -> decrypt /
+//!   decompress -> the exact byte range, lazily.
+//! - [`index`]: one ranged GET of one index's stored bytes in `.indexes`.
+//! - [`delete`]: the three keys in one batched delete; idempotent.
+//!
+//! Reads and delete honour `object_prefix` / `object_key` from the segment's KIP-917 custom
+//! metadata ([`crate::keys::SegmentKeys::for_read`]).
+//!
+//! # Concurrency
+//! [`RemoteStorageManager`] is `Send + Sync`; share it in an `Arc`. Every call owns its
+//! state; [`RemoteStorageManager::close`] flips a flag so new calls fail with
+//! [`RsmError::Closed`] while calls and streams in flight keep the shared state alive
+//! (`Arc`) and finish normally.
+
+mod copy;
+mod delete;
+mod fetch;
+mod index;
+mod options;
+mod stats;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures::stream::BoxStream;
+use tracing::Instrument;
 
+use crate::config::RsmConfig;
+use crate::custom_metadata::CustomMetadata;
+use crate::keys::SegmentKeys;
 pub use crate::metrics::MetricsSnapshot;
-use crate::{BackendKind, IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError};
+use crate::{
+    BackendKind, IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError, StorageBackend,
+};
+pub use options::{CompressionMode, DEFAULT_MAX_GET_BYTES, EngineOptions};
+use stats::Stats;
 
 /// The bytes of a segment range, in order, downloaded lazily: nothing is fetched beyond
 /// what the consumer of the stream polls for (plus configured prefetch), and dropping the
@@ -17,9 +52,56 @@ use crate::{BackendKind, IndexType, LogSegmentData, RemoteLogSegmentMetadata, Rs
 pub type SegmentStream = BoxStream<'static, Result<Bytes, RsmError>>;
 
 /// One configured plugin instance; safe to share between threads (`Arc`).
-#[derive(Debug)]
 pub struct RemoteStorageManager {
-    _private: (),
+    inner: Arc<Inner>,
+}
+
+/// State shared by the calls and the streams they return.
+pub(crate) struct Inner {
+    pub(crate) backend: Arc<dyn StorageBackend>,
+    pub(crate) opts: EngineOptions,
+    pub(crate) stats: Stats,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for RemoteStorageManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteStorageManager")
+            .field("backend", &self.inner.backend.to_string())
+            .field("options", &self.inner.opts)
+            .field("closed", &self.inner.closed.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Inner {
+    /// Keys for reading or deleting `metadata`'s objects, honouring custom-metadata
+    /// overrides. Malformed custom metadata is an error naming the segment.
+    pub(crate) fn read_keys(
+        &self,
+        metadata: &RemoteLogSegmentMetadata,
+    ) -> Result<SegmentKeys, RsmError> {
+        let custom = match &metadata.custom_metadata {
+            None => None,
+            Some(bytes) => Some(CustomMetadata::decode(bytes).map_err(|e| {
+                RsmError::InvalidArgument(format!("segment {}: {e}", segment_name(metadata)))
+            })?),
+        };
+        Ok(SegmentKeys::for_read(
+            metadata,
+            custom.as_ref(),
+            &self.opts.key_prefix,
+            self.opts.key_prefix_mask,
+        ))
+    }
+}
+
+/// `<topic>-<partition> segment <segmentId> (start offset N)`, for errors and spans.
+pub(crate) fn segment_name(m: &RemoteLogSegmentMetadata) -> String {
+    format!(
+        "{}-{} segment {} (start offset {})",
+        m.topic, m.partition, m.segment_id, m.start_offset
+    )
 }
 
 impl RemoteStorageManager {
@@ -30,35 +112,95 @@ impl RemoteStorageManager {
         props: BTreeMap<String, String>,
         backends: &[&'static BackendKind],
     ) -> Result<Self, RsmError> {
-        let _ = (props, backends);
-        Err(RsmError::InvalidArgument(
-            "engine not implemented yet".into(),
-        ))
+        let cfg = RsmConfig::from_props(props, backends)?;
+        let opts = EngineOptions::from_config(&cfg)?;
+        let backend = (cfg.backend.build)(cfg.storage.clone()).await?;
+        // TODO(core-store wrappers): wrap `backend` with the rate limit
+        // (`upload.rate.limit.bytes.per.second`) and metrics wrappers once they land.
+        Ok(Self::new(backend, opts))
+    }
+
+    /// An engine over an already built backend (Rust tools, tests).
+    pub fn new(backend: Arc<dyn StorageBackend>, opts: EngineOptions) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                backend,
+                opts,
+                stats: Stats::default(),
+                closed: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The options this engine runs with.
+    pub fn options(&self) -> &EngineOptions {
+        &self.inner.opts
+    }
+
+    /// The backend this engine stores to.
+    pub fn backend(&self) -> &Arc<dyn StorageBackend> {
+        &self.inner.backend
+    }
+
+    fn check_open(&self) -> Result<(), RsmError> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            Err(RsmError::Closed)
+        } else {
+            Ok(())
+        }
     }
 
     /// `copyLogSegmentData`: uploads `.log`, `.indexes`, then `.rsm-manifest`; returns the
     /// KIP-917 custom metadata bytes (`None` when no field is configured). Durable when
     /// it returns; on error, deletes what it wrote.
+    ///
+    /// Memory: at most `max_in_flight` chunks (original + stored) in the transform
+    /// pipeline, one chunk read ahead, one index at a time, plus what the backend buffers
+    /// (its part/block size x parts in flight). Never the whole segment.
     pub async fn copy_log_segment_data(
         &self,
         metadata: &RemoteLogSegmentMetadata,
         data: &LogSegmentData,
     ) -> Result<Option<Vec<u8>>, RsmError> {
-        let _ = (metadata, data);
-        Err(RsmError::Closed)
+        self.check_open()?;
+        let span = tracing::info_span!("copy", segment = %segment_name(metadata));
+        let t = Instant::now();
+        let r = copy::copy(&self.inner, metadata, data)
+            .instrument(span)
+            .await;
+        let s = &self.inner.stats;
+        s.copy_latency.record(t.elapsed());
+        Stats::add(&s.copy_count, 1);
+        if r.is_err() {
+            Stats::add(&s.copy_errors, 1);
+        }
+        r
     }
 
     /// `fetchLogSegment`: bytes `start..=end` of the original segment (`end = None`: to
     /// the end; an `end` past the segment is clamped; `start` past the end is
-    /// [`RsmError::InvalidArgument`]).
+    /// [`RsmError::InvalidArgument`]). Fetching from 0 of a 0-byte segment gives an empty
+    /// stream. The manifest is read before this returns; chunk downloads happen as the
+    /// stream is polled.
     pub async fn fetch_log_segment(
         &self,
         metadata: &RemoteLogSegmentMetadata,
         start: u64,
         end: Option<u64>,
     ) -> Result<SegmentStream, RsmError> {
-        let _ = (metadata, start, end);
-        Err(RsmError::Closed)
+        self.check_open()?;
+        let span = tracing::debug_span!("fetch", segment = %segment_name(metadata), start, end);
+        let t = Instant::now();
+        let r = fetch::fetch(&self.inner, metadata, start, end)
+            .instrument(span)
+            .await;
+        let s = &self.inner.stats;
+        s.fetch_latency.record(t.elapsed());
+        Stats::add(&s.fetch_count, 1);
+        if r.is_err() {
+            Stats::add(&s.fetch_errors, 1);
+        }
+        r
     }
 
     /// `fetchIndex`: the exact bytes given at copy time. A segment without a transaction
@@ -68,24 +210,68 @@ impl RemoteStorageManager {
         metadata: &RemoteLogSegmentMetadata,
         index: IndexType,
     ) -> Result<Bytes, RsmError> {
-        let _ = (metadata, index);
-        Err(RsmError::Closed)
+        self.check_open()?;
+        let span = tracing::debug_span!(
+            "fetch_index",
+            segment = %segment_name(metadata),
+            index = index.java_name()
+        );
+        let t = Instant::now();
+        let r = index::fetch_index(&self.inner, metadata, index)
+            .instrument(span)
+            .await;
+        let s = &self.inner.stats;
+        s.fetch_index_latency.record(t.elapsed());
+        Stats::add(&s.fetch_index_count, 1);
+        if r.is_err() {
+            Stats::add(&s.fetch_index_errors, 1);
+        }
+        r
     }
 
-    /// `deleteLogSegmentData`: removes all three objects; idempotent.
+    /// `deleteLogSegmentData`: removes all three objects; idempotent (missing objects,
+    /// including a missing manifest, are success).
     pub async fn delete_log_segment_data(
         &self,
         metadata: &RemoteLogSegmentMetadata,
     ) -> Result<(), RsmError> {
-        let _ = metadata;
-        Err(RsmError::Closed)
+        self.check_open()?;
+        let span = tracing::info_span!("delete", segment = %segment_name(metadata));
+        let t = Instant::now();
+        let r = delete::delete(&self.inner, metadata).instrument(span).await;
+        let s = &self.inner.stats;
+        s.delete_latency.record(t.elapsed());
+        Stats::add(&s.delete_count, 1);
+        if r.is_err() {
+            Stats::add(&s.delete_errors, 1);
+        }
+        r
     }
 
-    /// `close`: new calls fail with [`RsmError::Closed`]; calls in flight finish or fail.
-    pub fn close(&self) {}
+    /// `close`: new calls fail with [`RsmError::Closed`]; calls and streams in flight
+    /// finish or fail on their own. Idempotent.
+    pub fn close(&self) {
+        self.inner.closed.store(true, Ordering::Release);
+    }
+
+    /// True once [`RemoteStorageManager::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::Acquire)
+    }
 
     /// Current counters and latency summaries.
     pub fn metrics(&self) -> MetricsSnapshot {
-        MetricsSnapshot::default()
+        self.inner.stats.snapshot()
+    }
+}
+
+impl From<tsm_codec::PipelineError> for RsmError {
+    /// A chunk transform that panicked or was cancelled by runtime shutdown: reported as
+    /// an I/O failure of the "transform pipeline" (no stored data is blamed).
+    fn from(e: tsm_codec::PipelineError) -> Self {
+        RsmError::Io {
+            path: "chunk transform pipeline".to_string(),
+            source: std::io::Error::other(e.to_string()),
+        }
     }
 }

@@ -1,0 +1,529 @@
+//! `copyLogSegmentData`: the broker's files -> `.log`, `.indexes`, `.rsm-manifest`
+//! (object-format-v1 "Objects per segment", "`.log`", "`.indexes`", "Manifest").
+//!
+//! `.log` is streamed: tsm-codec's `read_chunks` reads one `chunk.size` chunk at a time from
+//! the segment file, `ordered_transform` compresses / encrypts up to `max_in_flight` chunks
+//! in parallel on the blocking pool, and the stored chunks go straight into the backend's
+//! upload stream; chunk sizes are recorded (4 bytes per chunk) for the manifest. Indexes are
+//! read, encrypted and uploaded one at a time. The manifest goes last. Any failure deletes
+//! the three keys (best effort) and returns the first error.
+//!
+//! Peak memory: `max_in_flight x (chunk + stored chunk)` in the pipeline + one chunk being
+//! read + the largest index (twice when encrypted) + what the backend buffers for its
+//! multipart upload; independent of the segment size.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use futures::stream::{self, BoxStream};
+use futures::{StreamExt, TryStreamExt};
+use tsm_codec::{ChunkIndex, ChunkIndexBuilder, chunking, ordered_transform};
+
+use super::{Inner, segment_name};
+use crate::backend::{BackendError, ObjectKey};
+use crate::custom_metadata::{CustomMetadata, encoded_len_upper_bound};
+use crate::engine::options::CompressionMode;
+use crate::keys::SegmentKeys;
+use crate::manifest::{
+    ChunkIndexJson, EncryptionJson, MANIFEST_VERSION, SegmentIndexJson, SegmentIndexes,
+    SegmentManifest, metadata_json,
+};
+use crate::transform::{SegmentTransform, TransformError, new_segment_encryption};
+use crate::{IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError};
+
+use super::stats::Stats;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> RsmError + Clone + use<> {
+    let path = path.display().to_string();
+    move |source| RsmError::Io {
+        path: path.clone(),
+        source,
+    }
+}
+
+/// A transform failure on the write path (never "corrupt": nothing was read back).
+fn write_error(what: &str, e: TransformError) -> RsmError {
+    match e {
+        TransformError::Crypto(c) => RsmError::Crypto(format!("{what}: {c}")),
+        other => RsmError::Io {
+            path: what.to_string(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    }
+}
+
+/// Holds the first error of a body stream, so the caller gets the real error rather than
+/// the backend's wrapping of it.
+#[derive(Clone, Default)]
+struct Failure(Arc<Mutex<Option<RsmError>>>);
+
+impl Failure {
+    fn set(&self, e: RsmError, key: &ObjectKey) -> BackendError {
+        let detail = format!("upload body failed: {e}");
+        let mut slot = lock(&self.0);
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        BackendError::Other {
+            key: key.clone(),
+            detail,
+            source: None,
+        }
+    }
+
+    fn take_or(&self, e: BackendError) -> RsmError {
+        lock(&self.0).take().unwrap_or(RsmError::Backend(e))
+    }
+}
+
+pub(super) async fn copy(
+    inner: &Arc<Inner>,
+    metadata: &RemoteLogSegmentMetadata,
+    data: &LogSegmentData,
+) -> Result<Option<Vec<u8>>, RsmError> {
+    let opts = &inner.opts;
+    let keys = SegmentKeys::for_copy(metadata, &opts.key_prefix, opts.key_prefix_mask);
+
+    let log_size = file_len(&data.log_segment).await?;
+    let mut index_total = data.leader_epoch_index.len() as u64;
+    for p in [
+        &data.offset_index,
+        &data.time_index,
+        &data.producer_snapshot_index,
+    ]
+    .into_iter()
+    .chain(data.transaction_index.as_ref())
+    {
+        index_total += file_len(p).await?;
+    }
+    check_custom_metadata_early(inner, metadata, &keys, log_size, index_total)?;
+
+    let compress = match opts.compression {
+        CompressionMode::Off => false,
+        CompressionMode::On => true,
+        CompressionMode::Heuristic => heuristic(&data.log_segment, log_size).await?,
+    };
+    let (cipher, encryption) = match &opts.key_ring {
+        None => (None, None),
+        Some(ring) => {
+            let (c, e) = new_segment_encryption(ring)
+                .map_err(|e| write_error(&segment_name(metadata), e))?;
+            (Some(c), Some(e))
+        }
+    };
+    let transform = Arc::new(SegmentTransform::new(
+        compress.then_some(opts.compression_level),
+        cipher,
+    ));
+    tracing::debug!(
+        log_bytes = log_size,
+        index_bytes = index_total,
+        compress,
+        encrypt = transform.is_encrypted(),
+        key = %keys.log,
+        "copying segment"
+    );
+
+    match upload_all(
+        inner, metadata, data, &keys, transform, encryption, log_size,
+    )
+    .await
+    {
+        Ok(remote_size) => {
+            let custom = CustomMetadata::for_fields(
+                &opts.custom_metadata_fields,
+                i64::try_from(remote_size).unwrap_or(i64::MAX),
+                &keys.prefix,
+                &keys.main_path,
+            );
+            if custom.is_empty() {
+                return Ok(None);
+            }
+            let bytes = custom.encode();
+            if bytes.len() > opts.custom_metadata_max_bytes {
+                cleanup(inner, &keys).await;
+                return Err(too_big(
+                    metadata,
+                    bytes.len(),
+                    opts.custom_metadata_max_bytes,
+                ));
+            }
+            Ok(Some(bytes))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, key = %keys.manifest, "copy failed; deleting what was written");
+            cleanup(inner, &keys).await;
+            Err(e)
+        }
+    }
+}
+
+fn too_big(metadata: &RemoteLogSegmentMetadata, len: usize, max: usize) -> RsmError {
+    RsmError::InvalidArgument(format!(
+        "{}: custom metadata would be {len} bytes, over the broker's limit of {max} bytes \
+         (remote.log.metadata.custom.metadata.max.bytes); shorten key.prefix or the topic name, \
+         or remove OBJECT_PREFIX / OBJECT_KEY from custom.metadata.fields.include",
+        segment_name(metadata)
+    ))
+}
+
+/// Refuses, before uploading anything, custom metadata that could exceed the limit: the
+/// remote size is bounded by twice the original bytes plus per-chunk overheads.
+fn check_custom_metadata_early(
+    inner: &Inner,
+    metadata: &RemoteLogSegmentMetadata,
+    keys: &SegmentKeys,
+    log_size: u64,
+    index_total: u64,
+) -> Result<(), RsmError> {
+    let opts = &inner.opts;
+    if opts.custom_metadata_fields.is_empty() {
+        return Ok(());
+    }
+    let chunks = chunking::chunk_count(log_size, opts.chunk_size);
+    let bound = log_size
+        .saturating_add(index_total)
+        .saturating_mul(2)
+        .saturating_add(chunks.saturating_mul(128))
+        .saturating_add(1 << 20);
+    let len = encoded_len_upper_bound(
+        &opts.custom_metadata_fields,
+        i64::try_from(bound).unwrap_or(i64::MAX),
+        &keys.prefix,
+        &keys.main_path,
+    );
+    if len > opts.custom_metadata_max_bytes {
+        return Err(too_big(metadata, len, opts.custom_metadata_max_bytes));
+    }
+    Ok(())
+}
+
+async fn file_len(path: &Path) -> Result<u64, RsmError> {
+    Ok(tokio::fs::metadata(path)
+        .await
+        .map_err(io_error(path))?
+        .len())
+}
+
+async fn heuristic(path: &Path, size: u64) -> Result<bool, RsmError> {
+    let p = path.to_path_buf();
+    let err = io_error(path);
+    let decision = tokio::task::spawn_blocking(move || {
+        std::fs::File::open(&p).map(|f| tsm_codec::analyze(std::io::BufReader::new(f), size))
+    })
+    .await
+    .map_err(|e| RsmError::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::other(e.to_string()),
+    })?
+    .map_err(err)?;
+    tracing::debug!(compress = decision.compress, reason = %decision.reason, "compression heuristic");
+    Ok(decision.compress)
+}
+
+async fn cleanup(inner: &Inner, keys: &SegmentKeys) {
+    if let Err(e) = inner.backend.delete(&keys.all()).await {
+        tracing::warn!(error = %e, key = %keys.manifest, "cleanup after a failed copy failed");
+    }
+}
+
+/// Uploads the three objects; returns the bytes stored in total.
+async fn upload_all(
+    inner: &Arc<Inner>,
+    metadata: &RemoteLogSegmentMetadata,
+    data: &LogSegmentData,
+    keys: &SegmentKeys,
+    transform: Arc<SegmentTransform>,
+    encryption: Option<EncryptionJson>,
+    log_size: u64,
+) -> Result<u64, RsmError> {
+    let (index, log_stored) = upload_log(
+        inner,
+        &keys.log,
+        &data.log_segment,
+        log_size,
+        transform.clone(),
+    )
+    .await?;
+    let (segment_indexes, indexes_stored) =
+        upload_indexes(inner, &keys.indexes, data, transform.clone()).await?;
+
+    let chunk_index = chunk_index_json(
+        &index,
+        transform.is_compressed(),
+        inner.opts.compression_level,
+    )
+    .map_err(|e| write_error(&keys.manifest.to_string(), e))?;
+    let manifest = SegmentManifest {
+        version: MANIFEST_VERSION.to_string(),
+        chunk_index,
+        segment_indexes,
+        compression: transform.is_compressed(),
+        encryption,
+        remote_log_segment_metadata: Some(metadata_json(metadata)),
+    };
+    let body = Bytes::from(manifest.to_json());
+    let len = body.len() as u64;
+    let manifest_stored = inner
+        .backend
+        .upload(
+            &keys.manifest,
+            stream::once(async { Ok(body) }).boxed(),
+            Some(len),
+        )
+        .await?;
+    Stats::add(&inner.stats.bytes_uploaded, manifest_stored);
+    Ok(log_stored + indexes_stored + manifest_stored)
+}
+
+/// The manifest's `chunkIndex` for what was uploaded.
+fn chunk_index_json(
+    index: &ChunkIndex,
+    compressed: bool,
+    level: i32,
+) -> Result<ChunkIndexJson, TransformError> {
+    if compressed || !index.is_fixed() {
+        let transformed_chunks = index
+            .transformed_chunks_manifest_string(level)
+            .map_err(|source| TransformError::Codec { chunk: 0, source })?;
+        return Ok(ChunkIndexJson::Variable {
+            original_chunk_size: index.original_chunk_size(),
+            original_file_size: index.original_file_size(),
+            transformed_chunks,
+        });
+    }
+    let sizes = index.fixed_sizes().unwrap_or(tsm_codec::FixedSizes {
+        transformed_chunk_size: index.original_chunk_size(),
+        final_transformed_chunk_size: index.original_chunk_size(),
+    });
+    Ok(ChunkIndexJson::Fixed {
+        original_chunk_size: index.original_chunk_size(),
+        original_file_size: index.original_file_size(),
+        transformed_chunk_size: sizes.transformed_chunk_size,
+        final_transformed_chunk_size: sizes.final_transformed_chunk_size,
+    })
+}
+
+/// Streams the segment file through the transform into the `.log` upload.
+async fn upload_log(
+    inner: &Arc<Inner>,
+    key: &ObjectKey,
+    path: &Path,
+    file_size: u64,
+    transform: Arc<SegmentTransform>,
+) -> Result<(ChunkIndex, u64), RsmError> {
+    let opts = &inner.opts;
+    let chunk_size = opts.chunk_size;
+    let file = tokio::fs::File::open(path).await.map_err(io_error(path))?;
+    let builder = Arc::new(Mutex::new(
+        ChunkIndexBuilder::new(chunk_size).map_err(|e| RsmError::InvalidArgument(e.to_string()))?,
+    ));
+    let original_lens: Arc<Mutex<VecDeque<u64>>> = Arc::default();
+
+    let input = {
+        let lens = original_lens.clone();
+        chunking::read_chunks(file, chunk_size)
+            .map_err(io_error(path))
+            .inspect_ok(move |b| lock(&lens).push_back(b.len() as u64))
+    };
+    let stored: BoxStream<'static, Result<Bytes, RsmError>> = if transform.is_identity() {
+        input.boxed()
+    } else {
+        let what = format!("{key}");
+        let t = transform.clone();
+        ordered_transform(input, opts.max_in_flight, move |i, chunk| {
+            t.encode_chunk(i, chunk)
+                .map_err(|e| write_error(&format!("{what} chunk {i}"), e))
+        })
+        .boxed()
+    };
+
+    let failure = Failure::default();
+    let body = {
+        let failure = failure.clone();
+        let builder = builder.clone();
+        let key = key.clone();
+        stored
+            .map(move |r| {
+                let pushed = r.and_then(|out| {
+                    let orig = lock(&original_lens).pop_front().unwrap_or(0);
+                    let stored_len = u32::try_from(out.len()).map_err(|_| {
+                        RsmError::InvalidArgument(format!("{key}: stored chunk over 4 GiB"))
+                    })?;
+                    lock(&builder)
+                        .push(orig, stored_len)
+                        .map_err(|e| RsmError::InvalidArgument(format!("{key}: {e}")))?;
+                    Ok(out)
+                });
+                pushed.map_err(|e| failure.set(e, &key))
+            })
+            .boxed()
+    };
+    let chunks = chunking::chunk_count(file_size, chunk_size);
+    let size_hint = transform
+        .fixed_stored_len(0)
+        .map(|overhead| file_size + chunks * overhead);
+    let stored_bytes = inner
+        .backend
+        .upload(key, body, size_hint)
+        .await
+        .map_err(|e| failure.take_or(e))?;
+    Stats::add(&inner.stats.bytes_uploaded, stored_bytes);
+
+    let builder = std::mem::replace(
+        &mut *lock(&builder),
+        ChunkIndexBuilder::new(chunk_size).map_err(|e| RsmError::InvalidArgument(e.to_string()))?,
+    );
+    if builder.original_file_size() != file_size {
+        return Err(RsmError::Io {
+            path: path.display().to_string(),
+            source: std::io::Error::other(format!(
+                "the segment file changed while it was copied: read {} bytes, expected {file_size}",
+                builder.original_file_size()
+            )),
+        });
+    }
+    let index = if transform.is_compressed() {
+        builder.build_variable()
+    } else {
+        let full = transform
+            .fixed_stored_len(u64::from(chunk_size))
+            .unwrap_or(0);
+        builder.build_fixed(u32::try_from(full).unwrap_or(u32::MAX))
+    }
+    .map_err(|e| RsmError::InvalidArgument(format!("{key}: {e}")))?;
+    if index.transformed_file_size() != stored_bytes {
+        return Err(RsmError::Corrupt {
+            object: key.to_string(),
+            detail: format!(
+                "the backend stored {stored_bytes} bytes, the chunks add up to {}",
+                index.transformed_file_size()
+            ),
+        });
+    }
+    Ok((index, stored_bytes))
+}
+
+enum IndexSource {
+    File(std::path::PathBuf),
+    Memory(Bytes),
+}
+
+/// Reads, encrypts (when on) and uploads the indexes in storage order, one at a time.
+async fn upload_indexes(
+    inner: &Arc<Inner>,
+    key: &ObjectKey,
+    data: &LogSegmentData,
+    transform: Arc<SegmentTransform>,
+) -> Result<(SegmentIndexes, u64), RsmError> {
+    let mut sources: Vec<(IndexType, IndexSource)> = vec![
+        (
+            IndexType::Offset,
+            IndexSource::File(data.offset_index.clone()),
+        ),
+        (
+            IndexType::Timestamp,
+            IndexSource::File(data.time_index.clone()),
+        ),
+        (
+            IndexType::ProducerSnapshot,
+            IndexSource::File(data.producer_snapshot_index.clone()),
+        ),
+        (
+            IndexType::LeaderEpoch,
+            IndexSource::Memory(data.leader_epoch_index.clone()),
+        ),
+    ];
+    if let Some(txn) = &data.transaction_index {
+        sources.push((IndexType::Transaction, IndexSource::File(txn.clone())));
+    }
+    // Expected stored size, for the backend's size hint.
+    let mut expected = 0u64;
+    for (_, src) in &sources {
+        let len = match src {
+            IndexSource::File(p) => file_len(p).await?,
+            IndexSource::Memory(b) => b.len() as u64,
+        };
+        if len > 0 {
+            expected += transform.fixed_stored_len(len).unwrap_or(len);
+        }
+    }
+
+    let entries: Arc<Mutex<Vec<(IndexType, u64)>>> = Arc::default();
+    let failure = Failure::default();
+    let body = {
+        let entries = entries.clone();
+        let failure = failure.clone();
+        let key = key.clone();
+        stream::iter(sources)
+            .then(move |(kind, src)| {
+                let transform = transform.clone();
+                let entries = entries.clone();
+                async move {
+                    let plain = match src {
+                        IndexSource::File(p) => {
+                            Bytes::from(tokio::fs::read(&p).await.map_err(io_error(&p))?)
+                        }
+                        IndexSource::Memory(b) => b,
+                    };
+                    let what = format!("{} index", kind.java_name());
+                    let stored = tokio::task::spawn_blocking(move || transform.encode_index(plain))
+                        .await
+                        .map_err(|e| RsmError::Io {
+                            path: what.clone(),
+                            source: std::io::Error::other(e.to_string()),
+                        })?
+                        .map_err(|e| write_error(&what, e))?;
+                    lock(&entries).push((kind, stored.len() as u64));
+                    Ok::<_, RsmError>(stored)
+                }
+            })
+            .map(move |r| r.map_err(|e| failure.set(e, &key)))
+            .try_filter(|b| futures::future::ready(!b.is_empty()))
+            .boxed()
+    };
+    let stored_bytes = inner
+        .backend
+        .upload(key, body, Some(expected))
+        .await
+        .map_err(|e| failure.take_or(e))?;
+    Stats::add(&inner.stats.bytes_uploaded, stored_bytes);
+
+    let mut position = 0u64;
+    let mut get = |t: IndexType| -> Option<SegmentIndexJson> {
+        let size = lock(&entries)
+            .iter()
+            .find(|(k, _)| *k == t)
+            .map(|(_, s)| *s)?;
+        let e = SegmentIndexJson { position, size };
+        position += size;
+        Some(e)
+    };
+    let missing = |t: IndexType| {
+        RsmError::InvalidArgument(format!("{key}: {} index was not uploaded", t.java_name()))
+    };
+    let indexes = SegmentIndexes {
+        offset: get(IndexType::Offset).ok_or_else(|| missing(IndexType::Offset))?,
+        timestamp: get(IndexType::Timestamp).ok_or_else(|| missing(IndexType::Timestamp))?,
+        producer_snapshot: get(IndexType::ProducerSnapshot)
+            .ok_or_else(|| missing(IndexType::ProducerSnapshot))?,
+        leader_epoch: get(IndexType::LeaderEpoch).ok_or_else(|| missing(IndexType::LeaderEpoch))?,
+        transaction: get(IndexType::Transaction),
+    };
+    if indexes.stored_len() != stored_bytes {
+        return Err(RsmError::Corrupt {
+            object: key.to_string(),
+            detail: format!(
+                "the backend stored {stored_bytes} bytes, the indexes add up to {}",
+                indexes.stored_len()
+            ),
+        });
+    }
+    Ok((indexes, stored_bytes))
+}

@@ -1,0 +1,18 @@
+//! `deleteLogSegmentData`: the segment's three objects in one batched, idempotent delete
+//! (`.log`, `.indexes`, then `.rsm-manifest`), at the keys reads use (custom-metadata
+//! overrides honoured). Needs no manifest, so it also removes half-written segments.
+
+use std::sync::Arc;
+
+use super::Inner;
+use crate::{RemoteLogSegmentMetadata, RsmError};
+
+pub(super) async fn delete(
+    inner: &Arc<Inner>,
+    metadata: &RemoteLogSegmentMetadata,
+) -> Result<(), RsmError> {
+    let keys = inner.read_keys(metadata)?;
+    tracing::debug!(key = %keys.manifest, "deleting segment objects");
+    inner.backend.delete(&keys.all()).await?;
+    Ok(())
+}

@@ -1,0 +1,67 @@
+//! `fetchIndex`: one index's exact bytes from `.indexes` (object-format-v1 "`.indexes`").
+//!
+//! The manifest's `segmentIndexes` entry gives the stored position and size; one ranged GET
+//! reads exactly those bytes, which are decrypted when the segment is encrypted. An empty
+//! index (size 0) needs no GET. Memory: the index's stored bytes and its plaintext.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::fetch::{collect, load_segment};
+use super::{Inner, segment_name};
+use crate::backend::{BackendError, ByteRange};
+use crate::{IndexType, RemoteLogSegmentMetadata, RsmError};
+
+pub(super) async fn fetch_index(
+    inner: &Arc<Inner>,
+    metadata: &RemoteLogSegmentMetadata,
+    index: IndexType,
+) -> Result<Bytes, RsmError> {
+    let keys = inner.read_keys(metadata)?;
+    let segment = load_segment(inner, &keys).await?;
+    let Some(entry) = segment.manifest.segment_indexes.get(index) else {
+        return Err(RsmError::NotFound(format!(
+            "{}: the segment has no {} index (manifest {})",
+            segment_name(metadata),
+            index.java_name(),
+            keys.manifest
+        )));
+    };
+    if entry.size == 0 {
+        return Ok(Bytes::new());
+    }
+    let key = &keys.indexes;
+    let range = ByteRange {
+        start: entry.position,
+        end: entry.position.saturating_add(entry.size - 1),
+    };
+    let truncated = |got: u64| RsmError::Corrupt {
+        object: key.to_string(),
+        detail: format!(
+            "truncated object: {} index needs {range} but only {got} bytes were read",
+            index.java_name()
+        ),
+    };
+    let body = match inner.backend.fetch(key, Some(range)).await {
+        Ok(b) => b,
+        Err(BackendError::InvalidRange { .. }) => return Err(truncated(0)),
+        Err(e) => return Err(e.into()),
+    };
+    let max = usize::try_from(entry.size).unwrap_or(usize::MAX);
+    let stored = collect(inner, key, body, max).await?;
+    if stored.len() as u64 != entry.size {
+        return Err(truncated(stored.len() as u64));
+    }
+    let transform = segment.transform.clone();
+    tokio::task::spawn_blocking(move || transform.decode_index(index, stored))
+        .await
+        .map_err(|e| RsmError::Io {
+            path: format!("{key} {} index", index.java_name()),
+            source: std::io::Error::other(e.to_string()),
+        })?
+        .map_err(|e| RsmError::Corrupt {
+            object: key.to_string(),
+            detail: format!("{} index ({range}): {e}", index.java_name()),
+        })
+}

@@ -1,0 +1,123 @@
+//! [`EngineOptions`]: the settings the engine runs with, derived from
+//! [`RsmConfig`](crate::config::RsmConfig) by [`EngineOptions::from_config`] (which also loads
+//! the key ring from its PEM files), or built directly by Rust tools and tests.
+
+use std::sync::Arc;
+
+use tsm_crypto::KeyRing;
+
+use crate::RsmError;
+use crate::config::{CustomMetadataField, RsmConfig};
+use crate::custom_metadata::CUSTOM_METADATA_MAX_BYTES;
+
+/// Whether `.log` chunks are compressed (object-format-v1 "Compression").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompressionMode {
+    /// `compression.enabled=false`.
+    Off,
+    /// `compression.enabled=true`, heuristic off: always zstd.
+    On,
+    /// `compression.heuristic.enabled=true`: zstd only when tsm-codec's record-batch walk
+    /// says the segment is mostly uncompressed batches.
+    Heuristic,
+}
+
+/// Engine settings. Sizes in bytes.
+#[derive(Clone)]
+pub struct EngineOptions {
+    /// `chunk.size`: original bytes per chunk (>= 1).
+    pub chunk_size: u32,
+    /// Compression decision.
+    pub compression: CompressionMode,
+    /// zstd level for chunks and for the manifest's `transformedChunks` (3 as in Java).
+    pub compression_level: i32,
+    /// The key ring when `encryption.enabled=true`.
+    pub key_ring: Option<Arc<KeyRing>>,
+    /// `key.prefix`, verbatim.
+    pub key_prefix: String,
+    /// `key.prefix.mask`.
+    pub key_prefix_mask: bool,
+    /// `custom.metadata.fields.include`.
+    pub custom_metadata_fields: Vec<CustomMetadataField>,
+    /// Largest custom metadata copy may return (the broker's
+    /// `remote.log.metadata.custom.metadata.max.bytes`, default 128).
+    pub custom_metadata_max_bytes: usize,
+    /// Chunks transformed at once (copy and fetch); bounds pipeline memory to about
+    /// `max_in_flight x 2 x chunk_size`.
+    pub max_in_flight: usize,
+    /// Upper bound of one coalesced ranged GET on fetch (stored bytes); a single chunk
+    /// larger than this is still fetched in one GET.
+    pub max_get_bytes: u64,
+}
+
+impl std::fmt::Debug for EngineOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineOptions")
+            .field("chunk_size", &self.chunk_size)
+            .field("compression", &self.compression)
+            .field(
+                "encryption",
+                &self.key_ring.as_ref().map(|r| r.active_id().to_string()),
+            )
+            .field("key_prefix_mask", &self.key_prefix_mask)
+            .field("custom_metadata_fields", &self.custom_metadata_fields)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("max_get_bytes", &self.max_get_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Default bound of one coalesced GET: 8 MiB of stored bytes.
+pub const DEFAULT_MAX_GET_BYTES: u64 = 8 * 1024 * 1024;
+
+impl EngineOptions {
+    /// Defaults for `chunk_size`: no compression, no encryption, no prefix, no custom
+    /// metadata.
+    pub fn new(chunk_size: u32) -> Self {
+        Self {
+            chunk_size: chunk_size.max(1),
+            compression: CompressionMode::Off,
+            compression_level: tsm_codec::compression::DEFAULT_LEVEL,
+            key_ring: None,
+            key_prefix: String::new(),
+            key_prefix_mask: false,
+            custom_metadata_fields: Vec::new(),
+            custom_metadata_max_bytes: CUSTOM_METADATA_MAX_BYTES,
+            max_in_flight: tsm_codec::pipeline::default_max_in_flight(),
+            max_get_bytes: DEFAULT_MAX_GET_BYTES,
+        }
+    }
+
+    /// From validated configuration; loads the key ring (errors name the key-pair id or
+    /// file, never key material).
+    pub fn from_config(cfg: &RsmConfig) -> Result<Self, RsmError> {
+        let key_ring = match &cfg.encryption {
+            None => None,
+            Some(enc) => {
+                let entries = enc.key_pairs.iter().map(|p| {
+                    (
+                        p.id.as_str(),
+                        p.public_key_file.as_path(),
+                        p.private_key_file.as_path(),
+                    )
+                });
+                let ring = KeyRing::from_files(entries, &enc.active_key_pair_id)
+                    .map_err(|e| RsmError::Crypto(format!("encryption key ring: {e}")))?;
+                Some(Arc::new(ring))
+            }
+        };
+        let compression = match (cfg.compression_enabled, cfg.compression_heuristic_enabled) {
+            (false, _) => CompressionMode::Off,
+            (true, false) => CompressionMode::On,
+            (true, true) => CompressionMode::Heuristic,
+        };
+        Ok(Self {
+            compression,
+            key_ring,
+            key_prefix: cfg.key_prefix.clone(),
+            key_prefix_mask: cfg.key_prefix_mask,
+            custom_metadata_fields: cfg.custom_metadata_fields.clone(),
+            ..Self::new(cfg.chunk_size)
+        })
+    }
+}
