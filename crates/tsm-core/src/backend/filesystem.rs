@@ -1,2 +1,564 @@
 //! The filesystem backend (`storage.backend.class=filesystem`, `storage.root`): the
-//! embedded default. PLACEHOLDER: being written.
+//! embedded default, for single-node setups, tests and the CLI.
+//!
+//! Data comes from the engine as a [`ByteStream`] and goes to `<storage.root>/<key>`;
+//! reads stream back out of those files. Object key `/` separators become directories.
+//!
+//! # Atomic uploads
+//! An upload streams into a temporary file `<name>.tsm-tmp-<pid>-<n>` in the target's
+//! directory, `fsync`s it, renames it over the target and `fsync`s the directory. A crash
+//! leaves at worst a temporary file (never listed, never fetched), never a partial object.
+//! Readers that opened the old file keep reading the old bytes.
+//!
+//! # Memory
+//! Uploads hold one body item at a time; fetches read through a 64 KiB buffer
+//! ([`READ_BUFFER_SIZE`]); listings go through a channel of 256 entries. No call holds an
+//! object in memory.
+//!
+//! # Paths
+//! Keys that are empty, absolute, end in `/`, contain empty, `.` or `..` components, NUL
+//! bytes or the temporary-file marker are rejected with [`BackendError::Other`], so no key
+//! can address a file outside `storage.root`. Symbolic links under the root are not
+//! followed by listings.
+//!
+//! # Deletes
+//! Deleting an object removes its now-empty parent directories up to, never including,
+//! the root.
+
+use std::fmt;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+
+use super::{
+    BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta, StorageBackend,
+};
+use crate::config::{BackendKind, ConfigError, ConfigKeyDoc, StorageConfig};
+
+/// Read buffer of fetch streams (bytes): the largest item a fetch stream yields.
+pub const READ_BUFFER_SIZE: usize = 64 * 1024;
+
+/// Marker in the names of temporary upload files; keys containing it are rejected.
+const TEMP_MARKER: &str = ".tsm-tmp-";
+
+/// `storage.root`
+const ROOT_KEY: &str = "root";
+
+/// The filesystem backend kind: `storage.backend.class=filesystem` or the Java plugin's
+/// `io.aiven.kafka.tieredstorage.storage.filesystem.FileSystemStorage`.
+pub static KIND: BackendKind = BackendKind {
+    name: "filesystem",
+    aliases: &["io.aiven.kafka.tieredstorage.storage.filesystem.FileSystemStorage"],
+    keys: &[
+        ConfigKeyDoc {
+            name: ROOT_KEY,
+            default: "",
+            doc: "Required. Directory holding the objects (created if missing; must be \
+                  writable by the broker). Object keys become paths under it.",
+            secret: false,
+        },
+        ConfigKeyDoc {
+            name: "overwrite.enabled",
+            default: "true",
+            doc: "Accepted for compatibility with the Java plugin's filesystem storage; tsm \
+                  always replaces an existing object atomically (copy may be retried by the \
+                  broker). `true` or `false`.",
+            secret: false,
+        },
+    ],
+    build: |config| Box::pin(async move { build(config) }),
+};
+
+fn build(config: StorageConfig) -> Result<Arc<dyn StorageBackend>, ConfigError> {
+    config.get_bool("overwrite.enabled", true)?;
+    let root = config.require(ROOT_KEY)?;
+    let backend = FilesystemBackend::new(root)?;
+    Ok(Arc::new(backend))
+}
+
+/// Objects as files under a root directory. See the [module docs](self) for atomicity,
+/// memory bounds and path rules.
+#[derive(Clone)]
+pub struct FilesystemBackend {
+    root: Arc<PathBuf>,
+    temp_counter: Arc<AtomicU64>,
+}
+
+impl fmt::Debug for FilesystemBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FilesystemBackend")
+            .field("root", &self.root)
+            .finish()
+    }
+}
+
+impl fmt::Display for FilesystemBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Filesystem({})", self.root.display())
+    }
+}
+
+impl FilesystemBackend {
+    /// A backend rooted at `root`, created if missing.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] on `storage.root` when the directory cannot be created or a file
+    /// cannot be created in it (checked by writing and removing a probe file).
+    pub fn new(root: impl Into<PathBuf>) -> Result<Self, ConfigError> {
+        let root: PathBuf = root.into();
+        let fail = |what: &str, e: io::Error| {
+            ConfigError::new(
+                "storage.root",
+                root.display().to_string(),
+                format!("a directory the broker can write ({what}: {e})"),
+            )
+        };
+        std::fs::create_dir_all(&root).map_err(|e| fail("cannot create it", e))?;
+        if !root.is_dir() {
+            return Err(ConfigError::new(
+                "storage.root",
+                root.display().to_string(),
+                "a directory (this is not one)",
+            ));
+        }
+        let probe = root.join(format!("{TEMP_MARKER}probe-{}", std::process::id()));
+        std::fs::write(&probe, b"").map_err(|e| fail("cannot create a file in it", e))?;
+        std::fs::remove_file(&probe).map_err(|e| fail("cannot remove a file in it", e))?;
+        Ok(Self {
+            root: Arc::new(root),
+            temp_counter: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The file of `key`, after checking the key cannot leave the root.
+    fn path_of(&self, key: &ObjectKey) -> Result<PathBuf, BackendError> {
+        let raw = key.as_str();
+        let invalid = |why: &str| BackendError::Other {
+            key: key.clone(),
+            detail: format!("invalid key for the filesystem backend: {why}"),
+            source: None,
+        };
+        if raw.is_empty() {
+            return Err(invalid("empty"));
+        }
+        if raw.starts_with('/') || raw.starts_with('\\') || Path::new(raw).is_absolute() {
+            return Err(invalid("absolute path"));
+        }
+        if raw.ends_with('/') {
+            return Err(invalid("ends with '/'"));
+        }
+        if raw.contains('\0') {
+            return Err(invalid("contains NUL"));
+        }
+        if raw.contains(TEMP_MARKER) {
+            return Err(invalid("contains the temporary-file marker"));
+        }
+        for part in raw.split('/') {
+            if part.is_empty() || part == "." || part == ".." {
+                return Err(invalid("empty, '.' or '..' path component"));
+            }
+        }
+        let rel = Path::new(raw);
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            return Err(invalid("not a plain relative path"));
+        }
+        Ok(self.root.join(rel))
+    }
+
+    fn temp_path(&self, target: &Path) -> PathBuf {
+        let n = self.temp_counter.fetch_add(1, Ordering::Relaxed);
+        let name = target
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        target.with_file_name(format!("{name}{TEMP_MARKER}{}-{n}", std::process::id()))
+    }
+
+    /// Creates the temp file, re-creating the parent directory if a concurrent delete
+    /// removed it between `create_dir_all` and the open.
+    async fn create_temp(
+        &self,
+        key: &ObjectKey,
+        temp: &Path,
+    ) -> Result<tokio::fs::File, BackendError> {
+        let parent = temp.parent().unwrap_or(&self.root);
+        let mut attempts = 0;
+        loop {
+            tokio::fs::create_dir_all(parent)
+                .await
+                .map_err(|e| io_error(key, "cannot create the object's directory", e))?;
+            match tokio::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(temp)
+                .await
+            {
+                Ok(f) => return Ok(f),
+                Err(e) if e.kind() == io::ErrorKind::NotFound && attempts < 5 => attempts += 1,
+                Err(e) => return Err(io_error(key, "cannot create the temporary file", e)),
+            }
+        }
+    }
+}
+
+/// Removes the temporary file unless disarmed (upload failed or was cancelled).
+struct TempGuard(Option<PathBuf>);
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Maps an I/O error on `key`: `ENOENT` is not found, interruptions and timeouts are
+/// transient, the rest is other.
+fn io_error(key: &ObjectKey, what: &str, e: io::Error) -> BackendError {
+    match e.kind() {
+        io::ErrorKind::NotFound => BackendError::NotFound {
+            key: key.clone(),
+            detail: what.to_string(),
+        },
+        io::ErrorKind::Interrupted | io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
+            BackendError::transient(key, what, e)
+        }
+        _ => BackendError::other(key, what, e),
+    }
+}
+
+#[cfg(unix)]
+async fn sync_dir(dir: &Path) -> io::Result<()> {
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || std::fs::File::open(dir)?.sync_all())
+        .await
+        .map_err(io::Error::other)?
+}
+
+#[cfg(not(unix))]
+async fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+#[async_trait]
+impl StorageBackend for FilesystemBackend {
+    async fn upload(
+        &self,
+        key: &ObjectKey,
+        mut body: ByteStream,
+        size: Option<u64>,
+    ) -> Result<u64, BackendError> {
+        let path = self.path_of(key)?;
+        let temp = self.temp_path(&path);
+        let mut file = self.create_temp(key, &temp).await?;
+        let mut guard = TempGuard(Some(temp.clone()));
+        let mut written: u64 = 0;
+        while let Some(item) = body.next().await {
+            let bytes = item?;
+            file.write_all(&bytes)
+                .await
+                .map_err(|e| io_error(key, "cannot write the temporary file", e))?;
+            written += bytes.len() as u64;
+        }
+        if let Some(expected) = size {
+            if expected != written {
+                return Err(BackendError::Other {
+                    key: key.clone(),
+                    detail: format!(
+                        "upload body was {written} bytes but its size was given as {expected}"
+                    ),
+                    source: None,
+                });
+            }
+        }
+        file.flush()
+            .await
+            .map_err(|e| io_error(key, "cannot flush the temporary file", e))?;
+        file.sync_all()
+            .await
+            .map_err(|e| io_error(key, "cannot fsync the temporary file", e))?;
+        drop(file);
+        tokio::fs::rename(&temp, &path).await.map_err(|e| {
+            BackendError::other(key, "cannot rename the temporary file over the object", e)
+        })?;
+        guard.0 = None;
+        if let Some(parent) = path.parent() {
+            sync_dir(parent)
+                .await
+                .map_err(|e| io_error(key, "cannot fsync the object's directory", e))?;
+        }
+        Ok(written)
+    }
+
+    async fn fetch(
+        &self,
+        key: &ObjectKey,
+        range: Option<ByteRange>,
+    ) -> Result<ByteStream, BackendError> {
+        let path = self.path_of(key)?;
+        let mut file = tokio::fs::File::open(&path)
+            .await
+            .map_err(|e| io_error(key, "cannot open", e))?;
+        let meta = file
+            .metadata()
+            .await
+            .map_err(|e| io_error(key, "cannot stat", e))?;
+        if !meta.is_file() {
+            return Err(BackendError::NotFound {
+                key: key.clone(),
+                detail: "not a regular file".into(),
+            });
+        }
+        let size = meta.len();
+        let (start, len) = match range {
+            None => (0, size),
+            Some(r) => match r.clamp_to(size) {
+                Some(c) => (c.start, c.len()),
+                None => {
+                    return Err(BackendError::InvalidRange {
+                        key: key.clone(),
+                        range: r,
+                        size: Some(size),
+                    });
+                }
+            },
+        };
+        if start > 0 {
+            file.seek(io::SeekFrom::Start(start))
+                .await
+                .map_err(|e| io_error(key, "cannot seek", e))?;
+        }
+        let key = key.clone();
+        let reader = file.take(len);
+        let stream = tokio_util::io::ReaderStream::with_capacity(reader, READ_BUFFER_SIZE)
+            .map_err(move |e| io_error(&key, "cannot read", e));
+        Ok(stream.boxed())
+    }
+
+    async fn delete(&self, keys: &[ObjectKey]) -> Result<(), BackendError> {
+        for key in keys {
+            let path = self.path_of(key)?;
+            match tokio::fs::remove_file(&path).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_error(key, "cannot delete", e)),
+            }
+            // Remove now-empty parents, never the root. Any failure (not empty, already
+            // gone, a concurrent upload) ends the walk: leftover empty dirs are harmless.
+            let mut dir = path.parent();
+            while let Some(d) = dir {
+                if d == self.root.as_path() || !d.starts_with(self.root.as_path()) {
+                    break;
+                }
+                if tokio::fs::remove_dir(d).await.is_err() {
+                    break;
+                }
+                dir = d.parent();
+            }
+        }
+        Ok(())
+    }
+
+    fn list(&self, prefix: &ObjectKey) -> ListStream {
+        let root = self.root.as_ref().clone();
+        let prefix_key = prefix.clone();
+        let prefix = prefix.as_str().to_string();
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<ObjectMeta, BackendError>>(256);
+        // Walk from the deepest directory the prefix fully names.
+        let start_rel = match prefix.rfind('/') {
+            Some(i) => prefix[..i].to_string(),
+            None => String::new(),
+        };
+        tokio::task::spawn_blocking(move || {
+            walk(&root, &start_rel, &prefix, &prefix_key, &tx);
+        });
+        futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        })
+        .boxed()
+    }
+}
+
+/// Depth-first walk under `root/start_rel`, sending files whose key starts with `prefix`.
+/// Stops when the receiver is dropped.
+fn walk(
+    root: &Path,
+    start_rel: &str,
+    prefix: &str,
+    prefix_key: &ObjectKey,
+    tx: &tokio::sync::mpsc::Sender<Result<ObjectMeta, BackendError>>,
+) {
+    if start_rel.split('/').any(|p| p == ".." || p == ".") {
+        return;
+    }
+    let mut stack: Vec<String> = vec![start_rel.to_string()];
+    while let Some(rel) = stack.pop() {
+        let dir = if rel.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(&rel)
+        };
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                let _ = tx.blocking_send(Err(io_error(prefix_key, "cannot list", e)));
+                return;
+            }
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(io_error(prefix_key, "cannot list", e)));
+                    return;
+                }
+            };
+            let Ok(name) = entry.file_name().into_string() else {
+                continue; // Not UTF-8: cannot be one of our keys.
+            };
+            let key = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_dir() {
+                let dir_prefix = format!("{key}/");
+                if dir_prefix.starts_with(prefix) || prefix.starts_with(&dir_prefix) {
+                    stack.push(key);
+                }
+            } else if ft.is_file() && !name.contains(TEMP_MARKER) && key.starts_with(prefix) {
+                let size = match entry.metadata() {
+                    Ok(m) => m.len(),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                    Err(e) => {
+                        let _ = tx.blocking_send(Err(io_error(prefix_key, "cannot stat", e)));
+                        return;
+                    }
+                };
+                if tx.blocking_send(Ok(ObjectMeta { key, size })).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    fn body(parts: &[&'static [u8]]) -> ByteStream {
+        let items: Vec<Result<Bytes, BackendError>> =
+            parts.iter().map(|p| Ok(Bytes::from_static(p))).collect();
+        futures::stream::iter(items).boxed()
+    }
+
+    #[tokio::test]
+    async fn rejects_keys_leaving_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = FilesystemBackend::new(dir.path()).unwrap();
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a//b",
+            "a/./b",
+            "a/",
+            "x.tsm-tmp-1",
+        ] {
+            let k = ObjectKey::plain(bad);
+            let e = b.upload(&k, body(&[b"x"]), None).await.unwrap_err();
+            assert!(e.to_string().contains("invalid key"), "{bad}: {e}");
+            assert!(b.fetch(&k, None).await.is_err(), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn failed_upload_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = FilesystemBackend::new(dir.path()).unwrap();
+        let k = ObjectKey::plain("t/0/a.log");
+        let failing = futures::stream::iter(vec![
+            Ok(Bytes::from_static(b"abc")),
+            Err(BackendError::Other {
+                key: k.clone(),
+                detail: "source failed".into(),
+                source: None,
+            }),
+        ])
+        .boxed();
+        assert!(b.upload(&k, failing, None).await.is_err());
+        assert!(matches!(b.fetch(&k, None).await, Err(e) if e.is_not_found()));
+        // Only the (now empty) directory may remain, no temp file.
+        let leftover: Vec<_> = walkdir(dir.path());
+        assert!(leftover.is_empty(), "{leftover:?}");
+        // Size mismatch is refused too.
+        assert!(b.upload(&k, body(&[b"abc"]), Some(4)).await.is_err());
+        assert!(walkdir(dir.path()).is_empty());
+    }
+
+    fn walkdir(p: &Path) -> Vec<PathBuf> {
+        let mut out = vec![];
+        for e in std::fs::read_dir(p).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                out.extend(walkdir(&e.path()));
+            } else {
+                out.push(e.path());
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn delete_removes_empty_parents_but_not_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let b = FilesystemBackend::new(&root).unwrap();
+        let a = ObjectKey::plain("t/0/a.log");
+        let c = ObjectKey::plain("t/1/c.log");
+        b.upload(&a, body(&[b"a"]), Some(1)).await.unwrap();
+        b.upload(&c, body(&[b"c"]), Some(1)).await.unwrap();
+        b.delete(std::slice::from_ref(&a)).await.unwrap();
+        assert!(!root.join("t/0").exists());
+        assert!(root.join("t/1").exists());
+        b.delete(&[c]).await.unwrap();
+        assert!(!root.join("t").exists());
+        assert!(root.is_dir());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_unwritable_root() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let ro = dir.path().join("ro");
+        std::fs::create_dir(&ro).unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+        // Root ignores permissions; only check when the probe really fails.
+        if std::fs::write(ro.join("x"), b"").is_ok() {
+            return;
+        }
+        let e = FilesystemBackend::new(&ro).unwrap_err();
+        assert_eq!(e.key, "storage.root");
+        assert!(e.allowed.contains("cannot create a file"), "{e}");
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"").unwrap();
+        let e = FilesystemBackend::new(&file).unwrap_err();
+        assert_eq!(e.key, "storage.root");
+    }
+}

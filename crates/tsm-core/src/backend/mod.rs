@@ -84,3 +84,4 @@ pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
 }
 
 pub mod filesystem;
+pub mod memory;
