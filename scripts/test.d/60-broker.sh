@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The plugin inside a real Kafka broker (issue 4, test 2). For each run: a fresh
+# single-node KRaft broker (scripts/services/kafka.sh, Kafka from Maven Central) with the
+# plugin jar on remote.log.storage.manager.class.path, then the driver (tests/broker):
+# a tiered topic with 1 MiB segments and local.retention.ms=1000, 20 MiB of keyed records
+# from producers with compression.type none/zstd/lz4, wait until latest-tiered covers them
+# and earliest-local moved past them, read everything back from offset 0 and check every
+# record, a fetch.max.bytes=1 consumer, ListOffsets by timestamp in the tiered range, the
+# remote objects and manifests, the broker's RemoteCopyErrorsPerSec/RemoteFetchErrorsPerSec
+# (must stay 0), then delete the topic and wait for its remote objects to go.
+#
+# Runs: "plain" (plugin defaults: no compression, no encryption) and "secure"
+# (compression + encryption with a fresh RSA 2048 key pair).
+#
+# Environment:
+#   TSM_BROKER_BACKEND  filesystem (default; the only backend the harness supports so far)
+#   TSM_BROKER_RUNS     which runs, default "plain secure"
+#   TSM_BROKER_SIZE     record bytes per run, default 20MiB
+#   TSM_BROKER_RSM      tsm (default) | kafka-local: Kafka's own test RSM (LocalTieredStorage)
+#                       instead of tsm, to validate the harness itself; needs a Kafka version
+#                       that publishes the kafka-storage test jar: KAFKA_VERSION=4.3.0
+#   TSM_PLUGIN_JAR      use this plugin jar instead of building it
+#   KAFKA_VERSION       broker version (default 4.4.0, see scripts/services/kafka.sh)
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+source "$TSM_ROOT/tests/broker/lib.sh"
+cd "$TSM_ROOT"
+
+backend=${TSM_BROKER_BACKEND:-filesystem}
+runs=${TSM_BROKER_RUNS:-plain secure}
+size=${TSM_BROKER_SIZE:-20MiB}
+rsm=${TSM_BROKER_RSM:-tsm}
+work="$TSM_WORK/broker-test"
+
+current=""
+cleanup() {
+  if [ -n "$current" ]; then bash "$KAFKA_SH" stop --dir "$current" || true; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+rm -rf "$work"
+mkdir -p "$work"
+bash "$KAFKA_SH" install
+log "building the broker test driver (tests/broker)"
+mkdir -p "$TSM_ROOT/tests/broker/target"
+mvn -B -q -f tests/broker/pom.xml -DskipTests package >"$work/driver-build.log" 2>&1 \
+  || { cat "$work/driver-build.log" >&2; die "building tests/broker failed"; }
+export TSM_DRIVER_NO_BUILD=1
+
+case $rsm in
+  tsm)
+    jar=$(plugin_jar)
+    rsm_class=io.tsm.kafka.TsmRemoteStorageManager
+    ;;
+  kafka-local)
+    jar=$(bash "$KAFKA_SH" install-test-rsm | tail -1)
+    rsm_class=org.apache.kafka.server.log.remote.storage.LocalTieredStorage
+    runs=plain
+    ;;
+  *) die "TSM_BROKER_RSM must be tsm or kafka-local, not '$rsm'" ;;
+esac
+log "plugin jar: $jar"
+
+# run_one NAME COMPRESSION ENCRYPTION
+run_one() {
+  local name=$1 compression=$2 encryption=$3
+  local dir="$work/$name" root="$work/$name/bucket"
+  local -a expect=(--object-format tsm)
+  log "--- broker run '$name': backend=$backend compression=$compression encryption=$encryption"
+  if [ "$rsm" = kafka-local ]; then
+    RSM_ARGS=(--rsm-config "dir=$root" --rsm-config delete.on.close=false)
+    REMOTE_STORE="filesystem:$root"
+    expect=(--object-format opaque)
+  else
+    rsm_config_args "$backend" "$root" "$compression" "$encryption" "$dir/keys"
+    [ "$compression" = true ] && expect+=(--expect-compression)
+    [ "$encryption" = true ] && expect+=(--expect-encryption --expect-key-id k1)
+  fi
+  current=$dir
+  if ! bash "$KAFKA_SH" start --dir "$dir" --fresh --port auto --controller-port auto \
+      --jmx-port auto --rsm-class "$rsm_class" --rsm-jar "$jar" "${RSM_ARGS[@]}"; then
+    current=""
+    return 1
+  fi
+  # shellcheck disable=SC1091
+  source "$dir/broker.env"
+  local rc=0
+  bash "$DRIVER" tiering --bootstrap "$KAFKA_BOOTSTRAP" --jmx-url "$KAFKA_JMX_URL" \
+    --remote-store "$REMOTE_STORE" --size "$size" --summary-file "$dir/summary.txt" \
+    "${expect[@]}" || rc=$?
+  if [ $rc -ne 0 ]; then
+    log "broker run '$name' FAILED (driver exit $rc); broker log follows"
+    broker_failure_report "$dir"
+  fi
+  bash "$KAFKA_SH" stop --dir "$dir" || rc=1
+  current=""
+  return $rc
+}
+
+passed=0
+failed=()
+for run in $runs; do
+  case $run in
+    plain) args=(false false) ;;
+    secure) args=(true true) ;;
+    compressed) args=(true false) ;;
+    encrypted) args=(false true) ;;
+    *) die "unknown run '$run' (plain, secure, compressed, encrypted)" ;;
+  esac
+  if run_one "$run" "${args[@]}"; then passed=$((passed + 1)); else failed+=("$run"); fi
+done
+echo "broker runs: $passed passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ] || die "broker runs failed: ${failed[*]} (logs under $work)"
