@@ -1,1 +1,49 @@
-//! tsm-jni: being written.
+//! # tsm-jni
+//!
+//! The native half of the Kafka broker plugin `io.tsm.kafka.TsmRemoteStorageManager`
+//! (KIP-405). The Java class (in `src/main/java`, same folder as this crate) converts the
+//! broker's objects into compact buffers (`wire`) and calls the `native` methods in
+//! `exports`; those start engine calls on the instance's tokio runtime (`runtime`,
+//! `instance`), which Java awaits in bounded slices (`ops`) so an interrupted broker
+//! thread gets its exception promptly. Fetched segments are read lazily through
+//! `stream`. Native `tracing` events reach SLF4J through `logging`; panics become Java
+//! exceptions (`panic`). The linked storage backends are listed in `kinds`.
+//!
+//! Facts: `shared/reference/kafka-rsm-contract.md`.
+
+pub mod exports;
+pub mod instance;
+pub mod kinds;
+pub mod logging;
+pub mod ops;
+pub mod panic;
+pub mod registry;
+pub mod runtime;
+pub mod stream;
+pub mod wire;
+
+use std::fmt::Write as _;
+
+use tsm_core::MetricsSnapshot;
+
+/// The snapshot as text lines: `counter <name> <value>` and
+/// `latency <op> <count> <sum_ms> <p50_ms> <p99_ms> <max_ms>` (names contain no spaces).
+pub fn metrics_text(m: &MetricsSnapshot) -> String {
+    let mut out = String::new();
+    for (k, v) in &m.counters {
+        let _ = writeln!(out, "counter {} {v}", k.replace(' ', "_"));
+    }
+    for (k, l) in &m.latencies {
+        let _ = writeln!(
+            out,
+            "latency {} {} {} {} {} {}",
+            k.replace(' ', "_"),
+            l.count,
+            l.sum_ms,
+            l.p50_ms,
+            l.p99_ms,
+            l.max_ms
+        );
+    }
+    out
+}

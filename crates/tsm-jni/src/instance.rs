@@ -1,0 +1,101 @@
+//! A configured plugin instance: the engine plus the runtime it runs on. Java holds its
+//! id; `close` unregisters it (new calls then fail "closed") while calls already in flight
+//! keep their `Arc` and finish on the still-running runtime.
+
+use std::collections::BTreeMap;
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+
+use tsm_core::RemoteStorageManager;
+
+use crate::ops::{self, OpError, OpOut};
+use crate::registry::Registry;
+use crate::runtime::Rt;
+
+/// Keys with this prefix belong to the JNI layer and are removed before the engine sees
+/// the configuration.
+pub const JNI_KEY_PREFIX: &str = "tsm.jni.";
+
+/// `tsm.jni.worker.threads`: tokio worker threads per plugin instance (0 = one per core).
+pub const WORKER_THREADS_KEY: &str = "tsm.jni.worker.threads";
+
+/// One configured `TsmRemoteStorageManager`.
+pub struct Instance {
+    /// The runtime every operation of this instance runs on.
+    pub rt: Arc<Rt>,
+    /// The engine (dropped inside the runtime context, see `Drop`).
+    engine: ManuallyDrop<Arc<RemoteStorageManager>>,
+}
+
+impl Instance {
+    /// The engine.
+    pub fn engine(&self) -> &Arc<RemoteStorageManager> {
+        &self.engine
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        // SDK clients may spawn tasks when dropped: give them the runtime context.
+        let _guard = self.rt.handle().enter();
+        // SAFETY: `engine` is never used again after this point.
+        unsafe { ManuallyDrop::drop(&mut self.engine) };
+    }
+}
+
+/// Every configured, not yet closed instance of this library copy.
+pub static INSTANCES: Registry<Instance> = Registry::new();
+
+/// Starts `configure`: builds the runtime, then the engine on it. Returns an op handle
+/// whose result is taken with [`take_instance`].
+pub fn configure_start(mut props: BTreeMap<String, String>) -> u64 {
+    let workers = match props
+        .get(WORKER_THREADS_KEY)
+        .map(|v| v.trim().parse::<usize>())
+    {
+        None => 0,
+        Some(Ok(n)) if n <= 256 => n,
+        Some(_) => {
+            return ops::ready(Err(OpError::error(format!(
+                "invalid configuration {WORKER_THREADS_KEY}={}: an integer from 0 to 256",
+                props.get(WORKER_THREADS_KEY).map_or("", |v| v.as_str())
+            ))));
+        }
+    };
+    props.retain(|k, _| !k.starts_with(JNI_KEY_PREFIX));
+    let rt = match Rt::new(workers) {
+        Ok(rt) => Arc::new(rt),
+        Err(e) => {
+            return ops::ready(Err(OpError::error(format!(
+                "cannot start the tokio runtime: {e}"
+            ))));
+        }
+    };
+    ops::spawn(&rt, async move {
+        let engine = RemoteStorageManager::configure(props, crate::kinds::KINDS).await?;
+        Ok(OpOut::Engine(engine))
+    })
+}
+
+/// Takes a finished `configure` op and registers the instance; returns its id.
+pub fn take_instance(op: u64) -> Result<u64, OpError> {
+    let rt = ops::op_runtime(op);
+    match ops::take(op)? {
+        OpOut::Engine(engine) => {
+            let rt = rt.ok_or_else(OpError::closed)?;
+            Ok(INSTANCES.insert(Arc::new(Instance {
+                rt,
+                engine: ManuallyDrop::new(Arc::new(engine)),
+            })))
+        }
+        _ => Err(OpError::error("not a configure operation")),
+    }
+}
+
+/// `close()`: closes the engine and unregisters the instance (idempotent). Calls in
+/// flight finish or fail; the runtime stops when the last of them is done.
+pub fn close(id: u64) {
+    if let Some(inst) = INSTANCES.remove(id) {
+        inst.engine().close();
+    }
+}
