@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use rsa::PrivateKey;
 use rsa::pkcs1::EncodeRsaPrivateKey;
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
-use rsa::PrivateKey;
 
 /// PEM texts of one generated key pair.
 pub struct PemPair {
@@ -26,8 +26,14 @@ fn generate(bits: usize) -> PemPair {
             .to_public_key()
             .to_public_key_pem(LineEnding::LF)
             .expect("encode SPKI"),
-        private_pkcs8: key.to_pkcs8_pem(LineEnding::LF).expect("encode PKCS#8").to_string(),
-        private_pkcs1: key.to_pkcs1_pem(LineEnding::LF).expect("encode PKCS#1").to_string(),
+        private_pkcs8: key
+            .to_pkcs8_pem(LineEnding::LF)
+            .expect("encode PKCS#8")
+            .to_string(),
+        private_pkcs1: key
+            .to_pkcs1_pem(LineEnding::LF)
+            .expect("encode PKCS#1")
+            .to_string(),
     }
 }
 
@@ -42,7 +48,11 @@ pub fn write_pair(dir: &Path, name: &str, pair: &PemPair, pkcs1: bool) -> (PathB
     let public = dir.join(format!("{name}-public.pem"));
     let private = dir.join(format!("{name}-private.pem"));
     std::fs::write(&public, &pair.public_spki).expect("write public PEM");
-    let private_pem = if pkcs1 { &pair.private_pkcs1 } else { &pair.private_pkcs8 };
+    let private_pem = if pkcs1 {
+        &pair.private_pkcs1
+    } else {
+        &pair.private_pkcs8
+    };
     std::fs::write(&private, private_pem).expect("write private PEM");
     (public, private)
 }
