@@ -47,38 +47,22 @@ mvn -B -q -f tests/broker/pom.xml -DskipTests package >"$work/driver-build.log" 
   || { cat "$work/driver-build.log" >&2; die "building tests/broker failed"; }
 export TSM_DRIVER_NO_BUILD=1
 
-case $rsm in
-  tsm)
-    jar=$(plugin_jar)
-    rsm_class=io.tsm.kafka.TsmRemoteStorageManager
-    ;;
-  kafka-local)
-    jar=$(bash "$KAFKA_SH" install-test-rsm | tail -1)
-    rsm_class=org.apache.kafka.server.log.remote.storage.LocalTieredStorage
-    runs=plain
-    ;;
-  *) die "TSM_BROKER_RSM must be tsm or kafka-local, not '$rsm'" ;;
-esac
-log "plugin jar: $jar"
+if [ "$rsm" = kafka-local ]; then
+  runs=plain # LocalTieredStorage has no compression/encryption
+elif [ -z "${TSM_PLUGIN_JAR:-}" ]; then
+  TSM_PLUGIN_JAR=$(plugin_jar)
+  export TSM_PLUGIN_JAR
+fi
 
 # run_one NAME COMPRESSION ENCRYPTION
 run_one() {
   local name=$1 compression=$2 encryption=$3
   local dir="$work/$name" root="$work/$name/bucket"
-  local -a expect=(--object-format tsm)
-  log "--- broker run '$name': backend=$backend compression=$compression encryption=$encryption"
-  if [ "$rsm" = kafka-local ]; then
-    RSM_ARGS=(--rsm-config "dir=$root" --rsm-config delete.on.close=false)
-    REMOTE_STORE="filesystem:$root"
-    expect=(--object-format opaque)
-  else
-    rsm_config_args "$backend" "$root" "$compression" "$encryption" "$dir/keys"
-    [ "$compression" = true ] && expect+=(--expect-compression)
-    [ "$encryption" = true ] && expect+=(--expect-encryption --expect-key-id k1)
-  fi
+  log "--- broker run '$name': rsm=$rsm backend=$backend compression=$compression encryption=$encryption"
+  setup_rsm "$rsm" "$backend" "$root" "$compression" "$encryption" "$dir/keys" || return 1
   current=$dir
   if ! bash "$KAFKA_SH" start --dir "$dir" --fresh --port auto --controller-port auto \
-      --jmx-port auto --rsm-class "$rsm_class" --rsm-jar "$jar" "${RSM_ARGS[@]}"; then
+      --jmx-port auto "${RSM_ARGS[@]}"; then
     current=""
     return 1
   fi
@@ -87,7 +71,7 @@ run_one() {
   local rc=0
   bash "$DRIVER" tiering --bootstrap "$KAFKA_BOOTSTRAP" --jmx-url "$KAFKA_JMX_URL" \
     --remote-store "$REMOTE_STORE" --size "$size" --summary-file "$dir/summary.txt" \
-    "${expect[@]}" || rc=$?
+    "${EXPECT_ARGS[@]}" || rc=$?
   if [ $rc -ne 0 ]; then
     log "broker run '$name' FAILED (driver exit $rc); broker log follows"
     broker_failure_report "$dir"

@@ -76,3 +76,32 @@ broker_failure_report() {
       "$dir/logs/server.log" | tail -40 >&2 || true
   fi
 }
+
+# setup_rsm RSM BACKEND ROOT COMPRESSION ENCRYPTION KEYDIR: everything a broker run needs
+# for one remote storage manager. RSM is tsm (the plugin, built if needed) or kafka-local
+# (Kafka's LocalTieredStorage from the kafka-storage test jar, to validate the harness; its
+# objects are opaque to the driver). Sets PLUGIN_JAR, RSM_CLASS, RSM_ARGS (kafka.sh start
+# options), REMOTE_STORE and EXPECT_ARGS (driver options describing the objects).
+setup_rsm() {
+  local rsm=$1 backend=$2 root=$3 compression=$4 encryption=$5 keydir=$6
+  case $rsm in
+    tsm)
+      PLUGIN_JAR=$(plugin_jar) || return 1
+      RSM_CLASS=io.tsm.kafka.TsmRemoteStorageManager
+      rsm_config_args "$backend" "$root" "$compression" "$encryption" "$keydir"
+      EXPECT_ARGS=(--object-format tsm)
+      [ "$compression" = true ] && EXPECT_ARGS+=(--expect-compression)
+      [ "$encryption" = true ] && EXPECT_ARGS+=(--expect-encryption --expect-key-id k1)
+      ;;
+    kafka-local)
+      PLUGIN_JAR=$(bash "$KAFKA_SH" install-test-rsm | tail -1) || return 1
+      RSM_CLASS=org.apache.kafka.server.log.remote.storage.LocalTieredStorage
+      mkdir -p "$root"
+      RSM_ARGS=(--rsm-config "dir=$root" --rsm-config delete.on.close=false)
+      REMOTE_STORE="filesystem:$root"
+      EXPECT_ARGS=(--object-format opaque)
+      ;;
+    *) die "unknown remote storage manager '$rsm' (tsm or kafka-local)" ;;
+  esac
+  RSM_ARGS=(--rsm-class "$RSM_CLASS" --rsm-jar "$PLUGIN_JAR" "${RSM_ARGS[@]}")
+}
