@@ -5,22 +5,28 @@ KAFKA_SH="$TSM_ROOT/scripts/services/kafka.sh"
 DRIVER="$TSM_ROOT/tests/broker/driver.sh"
 
 # plugin_jar: prints the path of the tsm plugin jar, building it first with the plugin's
-# own one-command build (crates/tsm-jni). TSM_PLUGIN_JAR=path skips the build.
+# own one-command build (crates/tsm-jni/build.sh, by default with --skip-tests: its JUnit
+# tests are a test step of their own; TSM_PLUGIN_BUILD_ARGS overrides). TSM_PLUGIN_JAR=path
+# skips the build.
 plugin_jar() {
   if [ -n "${TSM_PLUGIN_JAR:-}" ]; then
     [ -f "$TSM_PLUGIN_JAR" ] || die "TSM_PLUGIN_JAR=$TSM_PLUGIN_JAR does not exist"
     echo "$TSM_PLUGIN_JAR"
     return 0
   fi
-  local build="" c
-  for c in crates/tsm-jni/build.sh scripts/build-plugin.sh crates/tsm-jni/java/build.sh; do
-    if [ -f "$TSM_ROOT/$c" ]; then build="$TSM_ROOT/$c"; break; fi
-  done
-  [ -n "$build" ] || die "no plugin build command found (crates/tsm-jni/build.sh); set TSM_PLUGIN_JAR=path/to/jar"
-  log "building the plugin jar: $build"
-  local out
-  out=$(bash "$build" | tail -1) || die "plugin build failed: $build"
-  [ -f "$out" ] || die "the plugin build did not print an existing jar path as its last line (got '$out')"
+  local build="$TSM_ROOT/crates/tsm-jni/build.sh" out blog
+  [ -f "$build" ] || die "no plugin build command ($build); set TSM_PLUGIN_JAR=path/to/jar"
+  log "building the plugin jar: crates/tsm-jni/build.sh ${TSM_PLUGIN_BUILD_ARGS---skip-tests}"
+  blog=$(mktemp "${TMPDIR:-/tmp}/tsm-plugin-build.XXXXXX")
+  # shellcheck disable=SC2086
+  if ! bash "$build" ${TSM_PLUGIN_BUILD_ARGS---skip-tests} >"$blog"; then
+    cat "$blog" >&2
+    rm -f "$blog"
+    die "the plugin build failed: crates/tsm-jni/build.sh (output above)"
+  fi
+  out=$(tail -1 "$blog")
+  rm -f "$blog"
+  [ -f "$out" ] || die "crates/tsm-jni/build.sh did not print an existing jar path as its last line (got '$out')"
   echo "$out"
 }
 
