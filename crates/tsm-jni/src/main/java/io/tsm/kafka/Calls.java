@@ -1,0 +1,101 @@
+package io.tsm.kafka;
+
+import java.lang.reflect.Constructor;
+
+import org.apache.kafka.server.log.remote.storage.RemoteResourceNotFoundException;
+import org.apache.kafka.server.log.remote.storage.RemoteStorageException;
+
+/**
+ * Awaits native operations in bounded slices and maps failures onto Kafka's exceptions.
+ *
+ * <p>Every native wait lasts at most {@link #SLICE_MS} ms; between slices the calling thread's
+ * interrupt flag is checked, so a broker thread interrupted by a fetch timeout or a task
+ * cancellation gets a {@link RemoteStorageException} promptly (the native task is aborted and
+ * the flag is restored).
+ */
+final class Calls {
+    private Calls() {}
+
+    /** Longest single native wait (ms). */
+    static final long SLICE_MS = 100;
+
+    private static final String RETRIABLE =
+            "org.apache.kafka.server.log.remote.storage.RetriableRemoteStorageException";
+
+    /** The retriable exception's constructor where this broker has the class (Kafka 4.1+). */
+    private static final Constructor<? extends RemoteStorageException> RETRIABLE_CTOR = findRetriable();
+
+    private static Constructor<? extends RemoteStorageException> findRetriable() {
+        try {
+            Class<?> c = Class.forName(RETRIABLE, false, RemoteStorageException.class.getClassLoader());
+            return c.asSubclass(RemoteStorageException.class).getConstructor(String.class);
+        } catch (ReflectiveOperationException | LinkageError | ClassCastException e) {
+            return null;
+        }
+    }
+
+    /** True when this runtime has RetriableRemoteStorageException. */
+    static boolean hasRetriable() {
+        return RETRIABLE_CTOR != null;
+    }
+
+    /**
+     * Waits until {@code op} finished successfully (the caller then takes its result), or throws
+     * the mapped exception (the op is then freed). Interrupts cancel the op.
+     */
+    static void await(long op, String what) throws RemoteStorageException {
+        boolean settled = false;
+        try {
+            while (true) {
+                if (Thread.interrupted()) {
+                    Thread.currentThread().interrupt();
+                    throw new RemoteStorageException(what + ": interrupted",
+                            new InterruptedException("interrupted while waiting for native code"));
+                }
+                int status = NativeBridge.await(op, SLICE_MS);
+                if (status == NativeBridge.PENDING) {
+                    continue;
+                }
+                if (status == NativeBridge.OK) {
+                    settled = true;
+                    return;
+                }
+                String message = NativeBridge.takeError(op);
+                settled = true;
+                throw map(status, what + ": " + message);
+            }
+        } catch (RuntimeException e) {
+            throw nativeFailure(what, e);
+        } finally {
+            if (!settled) {
+                NativeBridge.cancel(op);
+            }
+        }
+    }
+
+    /** A RuntimeException out of native code (a panic, a JNI failure) as RemoteStorageException. */
+    static RemoteStorageException nativeFailure(String what, RuntimeException e) {
+        return new RemoteStorageException(what + ": native failure: " + e.getMessage(), e);
+    }
+
+    /** Maps a native status code onto the exception the broker expects. */
+    static RemoteStorageException map(int status, String message) {
+        switch (status) {
+            case NativeBridge.NOT_FOUND:
+                return new RemoteResourceNotFoundException(message);
+            case NativeBridge.TRANSIENT:
+                if (RETRIABLE_CTOR != null) {
+                    try {
+                        return RETRIABLE_CTOR.newInstance(message);
+                    } catch (ReflectiveOperationException e) {
+                        return new RemoteStorageException(message);
+                    }
+                }
+                return new RemoteStorageException(message);
+            case NativeBridge.PANIC:
+                return new RemoteStorageException("native panic: " + message);
+            default:
+                return new RemoteStorageException(message);
+        }
+    }
+}

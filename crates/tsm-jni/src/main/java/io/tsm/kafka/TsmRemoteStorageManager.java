@@ -1,0 +1,250 @@
+package io.tsm.kafka;
+
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.server.log.remote.storage.LogSegmentData;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
+import org.apache.kafka.server.log.remote.storage.RemoteStorageException;
+import org.apache.kafka.server.log.remote.storage.RemoteStorageManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * tsm as a Kafka tiered-storage plugin (KIP-405 {@link RemoteStorageManager}): every method
+ * delegates to the native engine (Rust crate tsm-core, through crate tsm-jni). Configure it on
+ * the broker with {@code remote.log.storage.manager.class.name=io.tsm.kafka.TsmRemoteStorageManager}
+ * and the {@code rsm.config.*} keys of the Java plugin it replaces.
+ *
+ * <p>Thread-safe: the broker's copier, expiration, reader and fetcher threads call one instance
+ * concurrently. {@link #close()} may run while calls are in flight: they finish or fail, later
+ * calls fail with {@link RemoteStorageException}. Errors: missing data gives
+ * {@code RemoteResourceNotFoundException}; transient store errors give
+ * {@code RetriableRemoteStorageException} on brokers that have it (4.1+, found by reflection);
+ * everything else {@link RemoteStorageException} with the native cause chain in the message.
+ *
+ * <p>Keys read here (removed before the engine sees the map): {@value NativeLoader#DIR_CONFIG}
+ * (native library extraction directory), {@code tsm.jni.worker.threads} (tokio workers, 0 = one
+ * per core).
+ */
+public class TsmRemoteStorageManager implements RemoteStorageManager {
+    private static final Logger LOG = LoggerFactory.getLogger(TsmRemoteStorageManager.class);
+
+    private volatile long instance;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private ObjectName mbeanName;
+
+    /** Public no-arg constructor: the broker instantiates the plugin reflectively. */
+    public TsmRemoteStorageManager() {}
+
+    @Override
+    public void configure(Map<String, ?> configs) {
+        Map<String, String> props = new TreeMap<>();
+        for (Map.Entry<String, ?> e : configs.entrySet()) {
+            Object v = e.getValue();
+            if (v == null) {
+                continue;
+            }
+            props.put(e.getKey(), v instanceof Password ? ((Password) v).value() : String.valueOf(v));
+        }
+        NativeLoader.ensureLoaded(props.get(NativeLoader.DIR_CONFIG));
+        long h;
+        try {
+            long op = NativeBridge.configureStart(Wire.props(props));
+            Calls.await(op, "configure");
+            h = NativeBridge.takeInstance(op);
+        } catch (RemoteStorageException e) {
+            // Configurable.configure cannot throw checked exceptions.
+            throw new IllegalArgumentException("tsm: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("tsm: configure failed in native code: " + e.getMessage(), e);
+        }
+        synchronized (this) {
+            if (instance != 0) {
+                NativeBridge.closeInstance(instance);
+            }
+            instance = h;
+            closed.set(false);
+        }
+        registerMBean(props.get("broker.id"));
+        LOG.info("tsm remote storage manager configured (native library for {})", NativeLoader.platform());
+    }
+
+    private long handle(String what) throws RemoteStorageException {
+        long h = instance;
+        if (closed.get()) {
+            throw new RemoteStorageException(what + ": the remote storage manager is closed");
+        }
+        if (h == 0) {
+            throw new RemoteStorageException(what + ": the remote storage manager is not configured");
+        }
+        return h;
+    }
+
+    @Override
+    public Optional<RemoteLogSegmentMetadata.CustomMetadata> copyLogSegmentData(
+            RemoteLogSegmentMetadata metadata, LogSegmentData data) throws RemoteStorageException {
+        String what = "copy of " + metadata.remoteLogSegmentId();
+        long h = handle(what);
+        // A heap buffer: copy it without moving the broker's position.
+        ByteBuffer epochs = data.leaderEpochIndex().duplicate();
+        byte[] leaderEpoch = new byte[epochs.remaining()];
+        epochs.get(leaderEpoch);
+        try {
+            long op = NativeBridge.copyStart(h, Wire.metadata(metadata),
+                    data.logSegment().toString(), data.offsetIndex().toString(), data.timeIndex().toString(),
+                    data.transactionIndex().map(Object::toString).orElse(null),
+                    data.producerSnapshotIndex().toString(), leaderEpoch);
+            Calls.await(op, what);
+            byte[] custom = NativeBridge.takeBytes(op);
+            return custom == null ? Optional.empty()
+                    : Optional.of(new RemoteLogSegmentMetadata.CustomMetadata(custom));
+        } catch (RuntimeException e) {
+            throw Calls.nativeFailure(what, e);
+        }
+    }
+
+    @Override
+    public InputStream fetchLogSegment(RemoteLogSegmentMetadata metadata, int startPosition)
+            throws RemoteStorageException {
+        return fetch(metadata, startPosition, -1L);
+    }
+
+    @Override
+    public InputStream fetchLogSegment(RemoteLogSegmentMetadata metadata, int startPosition, int endPosition)
+            throws RemoteStorageException {
+        return fetch(metadata, startPosition, endPosition);
+    }
+
+    /** The {@code long} overload newer Kafka versions may add (to the end of the segment). */
+    public InputStream fetchLogSegment(RemoteLogSegmentMetadata metadata, long startPosition)
+            throws RemoteStorageException {
+        return fetch(metadata, startPosition, -1L);
+    }
+
+    /** The {@code long} overload newer Kafka versions may add (both positions inclusive). */
+    public InputStream fetchLogSegment(RemoteLogSegmentMetadata metadata, long startPosition, long endPosition)
+            throws RemoteStorageException {
+        if (endPosition < 0) {
+            throw new RemoteStorageException("fetch of " + metadata.remoteLogSegmentId()
+                    + ": negative end position " + endPosition);
+        }
+        return fetch(metadata, startPosition, endPosition);
+    }
+
+    private InputStream fetch(RemoteLogSegmentMetadata metadata, long start, long endInclusive)
+            throws RemoteStorageException {
+        String what = "fetch of " + metadata.remoteLogSegmentId() + " from byte " + start
+                + (endInclusive < 0 ? "" : " to byte " + endInclusive);
+        long h = handle(what);
+        if (start < 0) {
+            throw new RemoteStorageException(what + ": negative start position");
+        }
+        try {
+            long op = NativeBridge.fetchStart(h, Wire.metadata(metadata), start, endInclusive);
+            Calls.await(op, what);
+            return new NativeInputStream(NativeBridge.takeStream(op), what);
+        } catch (RuntimeException e) {
+            throw Calls.nativeFailure(what, e);
+        }
+    }
+
+    @Override
+    public InputStream fetchIndex(RemoteLogSegmentMetadata metadata, IndexType indexType)
+            throws RemoteStorageException {
+        String what = "fetch of the " + indexType + " index of " + metadata.remoteLogSegmentId();
+        long h = handle(what);
+        try {
+            long op = NativeBridge.fetchIndexStart(h, Wire.metadata(metadata), indexType.name());
+            Calls.await(op, what);
+            byte[] bytes = NativeBridge.takeBytes(op);
+            return new ByteArrayInputStream(bytes == null ? new byte[0] : bytes);
+        } catch (RuntimeException e) {
+            throw Calls.nativeFailure(what, e);
+        }
+    }
+
+    @Override
+    public void deleteLogSegmentData(RemoteLogSegmentMetadata metadata) throws RemoteStorageException {
+        String what = "delete of " + metadata.remoteLogSegmentId();
+        long h = handle(what);
+        try {
+            long op = NativeBridge.deleteStart(h, Wire.metadata(metadata));
+            Calls.await(op, what);
+            NativeBridge.takeBytes(op);
+        } catch (RuntimeException e) {
+            throw Calls.nativeFailure(what, e);
+        }
+    }
+
+    /** Idempotent; calls in flight finish or fail, later calls fail. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        long h = instance;
+        if (h != 0) {
+            try {
+                NativeBridge.closeInstance(h);
+            } catch (RuntimeException e) {
+                LOG.warn("tsm: native close failed: {}", e.getMessage());
+            }
+        }
+        unregisterMBean();
+    }
+
+    /** The engine's metrics as text (see src/lib.rs {@code metrics_text}); null when closed. */
+    String metricsText() {
+        long h = instance;
+        if (h == 0 || closed.get()) {
+            return null;
+        }
+        try {
+            return NativeBridge.metrics(h);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** The JMX name of this instance's metrics MBean (null when not registered). */
+    public synchronized ObjectName metricsMBeanName() {
+        return mbeanName;
+    }
+
+    private synchronized void registerMBean(String brokerId) {
+        unregisterMBean();
+        try {
+            ObjectName name = new ObjectName("io.tsm.kafka:type=RemoteStorageManager"
+                    + (brokerId == null ? "" : ",broker=" + ObjectName.quote(brokerId))
+                    + ",instance=" + Integer.toHexString(System.identityHashCode(this)));
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            server.registerMBean(new TsmMetrics(this), name);
+            mbeanName = name;
+        } catch (Exception e) {
+            LOG.warn("tsm: cannot register the metrics MBean: {}", e.toString());
+        }
+    }
+
+    private synchronized void unregisterMBean() {
+        if (mbeanName == null) {
+            return;
+        }
+        try {
+            ManagementFactory.getPlatformMBeanServer().unregisterMBean(mbeanName);
+        } catch (Exception e) {
+            LOG.debug("tsm: cannot unregister {}: {}", mbeanName, e.toString());
+        }
+        mbeanName = null;
+    }
+}
