@@ -1,0 +1,9 @@
+//! Integration tests of tsm-codec, one binary (modules by area).
+
+mod heuristic;
+mod index_model;
+mod kafka;
+mod pipeline;
+mod roundtrip;
+mod sizes_codec;
+mod support;
