@@ -83,5 +83,8 @@ pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
     fn list(&self, prefix: &ObjectKey) -> ListStream;
 }
 
+pub mod fault;
 pub mod filesystem;
 pub mod memory;
+pub mod metered;
+pub mod rate_limit;
