@@ -41,8 +41,9 @@ native="$here/target/native/io/tsm/kafka/native/$platform"
 mkdir -p "$native"
 cp "$CARGO_TARGET_DIR/$outdir/$lib" "$native/$lib"
 
-mvn_args=(-B -q -f "$here/pom.xml" package)
-if $skip_tests; then mvn_args+=(-DskipTests); fi
+mvn_args=(-B -ntp -f "$here/pom.xml" package)
+# Quiet when only packaging; with tests, keep Surefire's summary ("Tests run: ...").
+if $skip_tests; then mvn_args+=(-q -DskipTests); fi
 echo "[tsm-jni] mvn ${mvn_args[*]} ${MAVEN_ARGS:-}" >&2
 # shellcheck disable=SC2086
 mvn "${mvn_args[@]}" ${MAVEN_ARGS:-}

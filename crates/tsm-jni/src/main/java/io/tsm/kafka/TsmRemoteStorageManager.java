@@ -217,6 +217,11 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
         }
     }
 
+    /** The native instance handle (0 before configure); for tests in this package. */
+    long nativeHandle() {
+        return instance;
+    }
+
     /** The JMX name of this instance's metrics MBean (null when not registered). */
     public synchronized ObjectName metricsMBeanName() {
         return mbeanName;
