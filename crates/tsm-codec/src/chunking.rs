@@ -127,4 +127,21 @@ mod tests {
             assert_eq!(chunks.concat(), data);
         }
     }
+
+    /// Short reads (a pipe delivering at most 5 bytes at a time) still give full chunks.
+    #[tokio::test]
+    async fn read_chunks_survives_short_reads() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7) as u8).collect();
+        let (mut tx, rx) = tokio::io::duplex(5);
+        let to_send = data.clone();
+        let writer =
+            tokio::spawn(
+                async move { tokio::io::AsyncWriteExt::write_all(&mut tx, &to_send).await },
+            );
+        let chunks: Vec<Bytes> = read_chunks(rx, 64).try_collect().await.expect("pipe read");
+        writer.await.expect("writer task").expect("pipe write");
+        assert_eq!(chunks.len(), 16);
+        assert!(chunks[..15].iter().all(|c| c.len() == 64));
+        assert_eq!(chunks.concat(), data);
+    }
 }

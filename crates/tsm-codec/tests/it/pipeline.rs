@@ -167,3 +167,23 @@ async fn segment_round_trip_through_the_pipeline() {
         }
     }
 }
+
+/// Dropping the output mid-way neither hangs nor panics; running transforms finish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_output_early_is_fine() {
+    let done = Arc::new(AtomicUsize::new(0));
+    let d2 = done.clone();
+    let mut out = Box::pin(ordered_transform(chunks(100), 4, move |_, b| {
+        d2.fetch_add(1, Ordering::SeqCst);
+        Ok::<_, CodecError>(b)
+    }));
+    let first = out.next().await.expect("one item").expect("ok");
+    assert_eq!(first, Bytes::from_static(b"chunk-0"));
+    drop(out);
+    // At most the chunks already in flight were transformed, never all 100.
+    assert!(
+        done.load(Ordering::SeqCst) <= 1 + 4,
+        "{}",
+        done.load(Ordering::SeqCst)
+    );
+}
