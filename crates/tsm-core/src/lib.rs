@@ -13,6 +13,7 @@
 //! `shared/reference/kafka-rsm-contract.md` (what the broker does with the plugin).
 
 pub mod backend;
+pub mod cache;
 pub mod config;
 pub mod custom_metadata;
 pub mod engine;

@@ -1,0 +1,280 @@
+//! [`AsyncCache`]: a bounded, expiring async cache with single-flight loads, on top of
+//! `moka::future::Cache` (TinyLFU admission, per-entry weights, time-to-live).
+//!
+//! Values come from the caller's loader future (a download, a decode) and go back to every
+//! caller asking for the same key. Concurrent [`AsyncCache::get_or_load`] calls for one
+//! missing key run ONE loader; the others wait for it. A loader that fails is not cached
+//! (all waiters get its error, the next call loads again); a loader whose caller is
+//! cancelled (its future dropped) is not cached either, and a waiting caller takes over
+//! with its own loader.
+//!
+//! Memory: bounded by [`Bound`]: entries, or bytes as measured by the weigher (values
+//! larger than `u32::MAX` bytes weigh `u32::MAX`). Eviction is approximate: moka applies
+//! evictions in batches, so the cache may briefly exceed its bound by the entries inserted
+//! since the last maintenance run.
+//!
+//! Metrics (names under `cache.<name>.`): `hits`, `misses` (calls that ran the loader),
+//! `loads`, `load.errors`, `evictions` (size or expiry), latency `cache.<name>.load`.
+
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use moka::notification::RemovalCause;
+
+use super::SharedError;
+use crate::metrics::{Counter, LatencyHistogram, MetricsRegistry};
+
+/// What bounds the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// At most this many entries.
+    Entries(u64),
+    /// At most this many bytes, as measured by the cache's weigher.
+    Bytes(u64),
+    /// No bound (config value `-1`): entries leave only by TTL or invalidation.
+    Unbounded,
+}
+
+type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u64 + Send + Sync>;
+
+/// Builds an [`AsyncCache`].
+pub struct AsyncCacheBuilder<K, V> {
+    name: String,
+    bound: Bound,
+    ttl: Option<Duration>,
+    weigher: Option<Weigher<K, V>>,
+    registry: Option<MetricsRegistry>,
+    on_remove: Option<Arc<dyn Fn(Arc<K>, V) + Send + Sync>>,
+}
+
+impl<K, V> AsyncCacheBuilder<K, V>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    /// Entry bound (default [`Bound::Unbounded`]).
+    pub fn bound(mut self, bound: Bound) -> Self {
+        self.bound = bound;
+        self
+    }
+
+    /// Time-to-live after load (`None`, the default: forever).
+    pub fn ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The size of an entry in bytes, for [`Bound::Bytes`] (default: 1 per entry).
+    pub fn weigher(mut self, f: impl Fn(&K, &V) -> u64 + Send + Sync + 'static) -> Self {
+        self.weigher = Some(Arc::new(f));
+        self
+    }
+
+    /// Records `cache.<name>.*` metrics in `registry` (default: a private registry).
+    pub fn metrics(mut self, registry: &MetricsRegistry) -> Self {
+        self.registry = Some(registry.clone());
+        self
+    }
+
+    /// Called with every value leaving the cache: evicted (size), expired, invalidated or
+    /// replaced (then with the old value), e.g. to delete its file. Runs on the cache's
+    /// maintenance path: must not panic or block for long.
+    pub fn on_remove(mut self, f: impl Fn(Arc<K>, V) + Send + Sync + 'static) -> Self {
+        self.on_remove = Some(Arc::new(f));
+        self
+    }
+
+    /// The cache.
+    pub fn build(self) -> AsyncCache<K, V> {
+        let registry = self.registry.unwrap_or_default();
+        let m = CacheMetrics::new(&registry, &self.name);
+        let mut b = moka::future::Cache::builder();
+        match self.bound {
+            Bound::Entries(n) => b = b.max_capacity(n),
+            Bound::Bytes(n) => {
+                b = b.max_capacity(n);
+                if let Some(w) = self.weigher.clone() {
+                    b = b.weigher(move |k, v| u32::try_from(w(k, v)).unwrap_or(u32::MAX));
+                }
+            }
+            Bound::Unbounded => {}
+        }
+        if let Some(ttl) = self.ttl {
+            b = b.time_to_live(ttl);
+        }
+        let evictions = m.evictions.clone();
+        let on_remove = self.on_remove.clone();
+        b = b.eviction_listener(move |k, v, cause: RemovalCause| {
+            if cause.was_evicted() {
+                evictions.inc();
+            }
+            if let Some(f) = &on_remove {
+                f(k, v);
+            }
+        });
+        AsyncCache {
+            inner: b.build(),
+            metrics: Arc::new(m),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct CacheMetrics {
+    hits: Arc<Counter>,
+    misses: Arc<Counter>,
+    loads: Arc<Counter>,
+    load_errors: Arc<Counter>,
+    evictions: Arc<Counter>,
+    load_latency: Arc<LatencyHistogram>,
+}
+
+impl CacheMetrics {
+    fn new(r: &MetricsRegistry, name: &str) -> Self {
+        Self {
+            hits: r.counter(&format!("cache.{name}.hits")),
+            misses: r.counter(&format!("cache.{name}.misses")),
+            loads: r.counter(&format!("cache.{name}.loads")),
+            load_errors: r.counter(&format!("cache.{name}.load.errors")),
+            evictions: r.counter(&format!("cache.{name}.evictions")),
+            load_latency: r.histogram(&format!("cache.{name}.load")),
+        }
+    }
+}
+
+/// A bounded async cache with single-flight loading; cheap to clone (shared). See the
+/// [module docs](self).
+pub struct AsyncCache<K, V> {
+    inner: moka::future::Cache<K, V>,
+    metrics: Arc<CacheMetrics>,
+}
+
+impl<K, V> Clone for AsyncCache<K, V> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+}
+
+impl<K, V> std::fmt::Debug for AsyncCache<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncCache")
+            .field("entries", &self.inner.entry_count())
+            .field("weighted_size", &self.inner.weighted_size())
+            .finish()
+    }
+}
+
+impl<K, V> AsyncCache<K, V>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    /// A builder; `name` labels the metrics (`cache.<name>.*`), e.g. `chunk`, `manifest`.
+    pub fn builder(name: &str) -> AsyncCacheBuilder<K, V> {
+        AsyncCacheBuilder {
+            name: name.to_string(),
+            bound: Bound::Unbounded,
+            ttl: None,
+            weigher: None,
+            registry: None,
+            on_remove: None,
+        }
+    }
+
+    /// The cached value of `key`, or the value `loader` produces (then cached).
+    ///
+    /// Concurrent calls for the same missing key share one load: only the first caller's
+    /// `loader` runs, the others are dropped unpolled and their callers wait.
+    ///
+    /// # Errors
+    /// The loader's error, for every caller that waited on that load; nothing is cached,
+    /// so the next call runs a loader again. If the caller running the load is cancelled,
+    /// a waiting caller runs its own loader instead.
+    pub async fn get_or_load<F, E>(&self, key: K, loader: F) -> Result<V, E>
+    where
+        F: Future<Output = Result<V, E>> + Send,
+        E: SharedError,
+    {
+        let m = self.metrics.clone();
+        let timed = async move {
+            m.loads.inc();
+            let start = Instant::now();
+            let r = loader.await;
+            m.load_latency.record(start.elapsed());
+            if r.is_err() {
+                m.load_errors.inc();
+            }
+            r
+        };
+        match self.inner.entry(key).or_try_insert_with(timed).await {
+            Ok(entry) => {
+                if entry.is_fresh() {
+                    self.metrics.misses.inc();
+                } else {
+                    self.metrics.hits.inc();
+                }
+                Ok(entry.into_value())
+            }
+            Err(shared) => {
+                self.metrics.misses.inc();
+                Err(E::from_shared(shared))
+            }
+        }
+    }
+
+    /// The cached value of `key`, without loading (counts a hit or a miss).
+    pub async fn get(&self, key: &K) -> Option<V> {
+        let v = self.inner.get(key).await;
+        if v.is_some() {
+            self.metrics.hits.inc();
+        } else {
+            self.metrics.misses.inc();
+        }
+        v
+    }
+
+    /// The cached value of `key` without loading, counting a hit when found and nothing
+    /// otherwise (the caller follows a miss with [`Self::get_or_load`], which counts it).
+    pub async fn lookup(&self, key: &K) -> Option<V> {
+        let v = self.inner.get(key).await;
+        if v.is_some() {
+            self.metrics.hits.inc();
+        }
+        v
+    }
+
+    /// Caches `value` under `key` (replacing any), e.g. chunks obtained by prefetch.
+    pub async fn insert(&self, key: K, value: V) {
+        self.inner.insert(key, value).await;
+    }
+
+    /// Removes `key`.
+    pub async fn invalidate(&self, key: &K) {
+        self.inner.invalidate(key).await;
+    }
+
+    /// True when `key` is cached (no metrics, no recency update).
+    pub fn contains(&self, key: &K) -> bool {
+        self.inner.contains_key(key)
+    }
+
+    /// Applies pending evictions now (moka batches them); for tests and shutdown.
+    pub async fn run_pending_tasks(&self) {
+        self.inner.run_pending_tasks().await;
+    }
+
+    /// Number of entries (approximate until [`Self::run_pending_tasks`]).
+    pub fn entry_count(&self) -> u64 {
+        self.inner.entry_count()
+    }
+
+    /// Total weight (bytes for [`Bound::Bytes`]; approximate as above).
+    pub fn weighted_size(&self) -> u64 {
+        self.inner.weighted_size()
+    }
+}

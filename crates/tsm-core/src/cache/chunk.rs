@@ -1,0 +1,392 @@
+//! [`ChunkCache`]: detransformed (original) chunk bytes of `.log` objects, in memory or on
+//! disk (`fetch.chunk.cache.class` = `memory` | `disk`), bounded in bytes
+//! (`fetch.chunk.cache.size`) with a time-to-live (`fetch.chunk.cache.retention.ms`).
+//!
+//! Data comes from the engine's loader (ranged GET of the chunk, decrypt, decompress) or
+//! from prefetch ([`ChunkCache::insert`]), and goes to `fetch_log_segment` streams. Loads
+//! are single-flight (8 concurrent readers of one chunk: one download) and failed or
+//! cancelled loads are never cached; see [`AsyncCache`].
+//!
+//! # Memory
+//! Memory kind: at most `fetch.chunk.cache.size` bytes of chunks (plus moka's batching
+//! slack). Disk kind: an in-memory index only; each hit reads one chunk file (at most
+//! `chunk.size` bytes) into memory.
+//!
+//! # Disk layout
+//! The disk cache lives in `<fetch.chunk.cache.path>/tsm-chunk-cache/`, marked by the file
+//! `.tsm-chunk-cache` it writes there. It only ever creates and deletes files named
+//! `*.chunk` / `*.chunk.tmp` in that directory. At start it removes its own leftover
+//! `*.chunk` / `*.chunk.tmp` files (their index died with the last process) and nothing
+//! else; if the directory exists without the marker it refuses to start rather than
+//! touch files it did not create.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+
+use super::{AsyncCache, Bound, SharedError};
+use crate::config::{ChunkCacheConfig, ChunkCacheKind};
+use crate::metrics::MetricsRegistry;
+
+/// Name of the disk cache's own subdirectory under `fetch.chunk.cache.path`.
+pub const DISK_CACHE_DIR: &str = "tsm-chunk-cache";
+/// Marker file proving the directory is a tsm chunk cache.
+pub const DISK_CACHE_MARKER: &str = ".tsm-chunk-cache";
+const MARKER_CONTENT: &[u8] =
+    b"tsm chunk cache v1: files *.chunk here are created and deleted by tsm\n";
+
+/// Identifies one chunk: the `.log` object's full key and the chunk's index in it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ChunkKey {
+    /// The `.log` object key (`ObjectKey::as_str`), unique per segment.
+    pub object: Arc<str>,
+    /// 0-based chunk index.
+    pub chunk: u64,
+}
+
+impl ChunkKey {
+    /// Chunk `chunk` of object `object`.
+    pub fn new(object: impl Into<Arc<str>>, chunk: u64) -> Self {
+        Self {
+            object: object.into(),
+            chunk,
+        }
+    }
+}
+
+/// A chunk file, deleted when its entry leaves the cache (see `on_remove` in
+/// [`ChunkCache::disk`]). A reader that already opened it keeps reading (POSIX semantics);
+/// one that had not yet opened it sees it missing and reloads.
+#[derive(Debug)]
+struct ChunkFile {
+    path: PathBuf,
+}
+
+/// A disk cache entry: normally a file; the bytes themselves when the file could not be
+/// written (disk full), so the load still counts and the bound still holds.
+#[derive(Clone, Debug)]
+enum DiskEntry {
+    File { file: Arc<ChunkFile>, len: u64 },
+    Memory(Bytes),
+}
+
+impl DiskEntry {
+    fn len(&self) -> u64 {
+        match self {
+            Self::File { len, .. } => *len,
+            Self::Memory(b) => b.len() as u64,
+        }
+    }
+
+    async fn read(&self) -> std::io::Result<Bytes> {
+        match self {
+            Self::File { file, .. } => tokio::fs::read(&file.path).await.map(Bytes::from),
+            Self::Memory(b) => Ok(b.clone()),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Store {
+    Memory(AsyncCache<ChunkKey, Bytes>),
+    Disk {
+        index: AsyncCache<ChunkKey, DiskEntry>,
+        dir: Arc<PathBuf>,
+        seq: Arc<AtomicU64>,
+        run: u128,
+    },
+}
+
+/// The chunk cache (memory or disk). Cheap to clone (shared).
+#[derive(Clone, Debug)]
+pub struct ChunkCache {
+    store: Store,
+}
+
+/// Why the disk chunk cache cannot start.
+#[derive(Debug, thiserror::Error)]
+#[error("chunk cache directory {path}: {detail}")]
+pub struct ChunkCacheError {
+    /// The directory concerned.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub detail: String,
+}
+
+impl ChunkCache {
+    /// The cache `config` describes, or `None` when `fetch.chunk.cache.class` is unset.
+    ///
+    /// # Errors
+    /// Disk kind only: the cache directory cannot be created or cleaned, or exists without
+    /// the marker (see the module docs).
+    pub fn from_config(
+        config: &ChunkCacheConfig,
+        registry: &MetricsRegistry,
+    ) -> Result<Option<Self>, ChunkCacheError> {
+        let bound = config.size_bytes.map_or(Bound::Unbounded, Bound::Bytes);
+        Ok(match &config.kind {
+            None => None,
+            Some(ChunkCacheKind::Memory) => Some(Self::memory(bound, config.retention, registry)),
+            Some(ChunkCacheKind::Disk { path }) => {
+                Some(Self::disk(path, bound, config.retention, registry)?)
+            }
+        })
+    }
+
+    /// An in-memory cache bounded by `bound` (bytes of chunk data).
+    pub fn memory(
+        bound: Bound,
+        ttl: Option<std::time::Duration>,
+        registry: &MetricsRegistry,
+    ) -> Self {
+        let cache = AsyncCache::builder("chunk")
+            .bound(bound)
+            .ttl(ttl)
+            .weigher(|_k: &ChunkKey, v: &Bytes| v.len() as u64)
+            .metrics(registry)
+            .build();
+        Self {
+            store: Store::Memory(cache),
+        }
+    }
+
+    /// A disk cache in `<base>/tsm-chunk-cache/`, bounded by `bound` (bytes of chunk
+    /// files). `base` must exist.
+    ///
+    /// # Errors
+    /// See [`ChunkCache::from_config`].
+    pub fn disk(
+        base: &Path,
+        bound: Bound,
+        ttl: Option<std::time::Duration>,
+        registry: &MetricsRegistry,
+    ) -> Result<Self, ChunkCacheError> {
+        let dir = prepare_disk_dir(base)?;
+        let index = AsyncCache::builder("chunk")
+            .bound(bound)
+            .ttl(ttl)
+            .weigher(|_k: &ChunkKey, e: &DiskEntry| e.len())
+            .on_remove(|_k, e: DiskEntry| {
+                if let DiskEntry::File { file, .. } = e {
+                    let _ = std::fs::remove_file(&file.path);
+                }
+            })
+            .metrics(registry)
+            .build();
+        let run = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        Ok(Self {
+            store: Store::Disk {
+                index,
+                dir: Arc::new(dir),
+                seq: Arc::new(AtomicU64::new(0)),
+                run,
+            },
+        })
+    }
+
+    /// The chunk from the cache, or from `loader` (then cached). Concurrent calls for one
+    /// key share one load; a failed or cancelled load is not cached.
+    ///
+    /// # Errors
+    /// The loader's error (see [`SharedError`]). Disk kind: a chunk file that cannot be
+    /// written is not an error (the entry keeps the bytes in memory instead, with a
+    /// warning); a cached file someone else removed is dropped and loaded again; only if
+    /// that happens to a file loaded by a concurrent caller is it a [`ChunkCacheError`].
+    pub async fn get_or_load<F, E>(&self, key: ChunkKey, loader: F) -> Result<Bytes, E>
+    where
+        F: std::future::Future<Output = Result<Bytes, E>> + Send,
+        E: SharedError + From<ChunkCacheError>,
+    {
+        match &self.store {
+            Store::Memory(cache) => cache.get_or_load(key, loader).await,
+            Store::Disk {
+                index,
+                dir,
+                seq,
+                run,
+            } => {
+                if let Some(entry) = index.lookup(&key).await {
+                    match entry.read().await {
+                        Ok(bytes) => return Ok(bytes),
+                        Err(e) => {
+                            // Only possible if someone removed our file: drop and reload.
+                            tracing::warn!(error = %e, "chunk cache file unreadable; reloading");
+                            index.invalidate(&key).await;
+                        }
+                    }
+                }
+                // This call's own loaded bytes, so the file just written is not read back.
+                let own: Arc<std::sync::Mutex<Option<Bytes>>> = Arc::default();
+                let slot = own.clone();
+                let path = dir.join(format!(
+                    "{run:x}-{:x}.chunk",
+                    seq.fetch_add(1, Ordering::Relaxed)
+                ));
+                let entry = index
+                    .get_or_load(key, async move {
+                        let bytes = loader.await.map_err(Arc::new).map_err(Shared)?;
+                        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(bytes.clone());
+                        Ok::<_, Shared<E>>(write_entry(&path, bytes).await)
+                    })
+                    .await
+                    .map_err(|Shared(e)| E::from_shared(e))?;
+                if let Some(bytes) = own.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    return Ok(bytes);
+                }
+                entry.read().await.map_err(|e| {
+                    E::from(ChunkCacheError {
+                        path: dir.to_path_buf(),
+                        detail: format!("cannot read a cached chunk file: {e}"),
+                    })
+                })
+            }
+        }
+    }
+
+    /// Caches `bytes` for `key` (prefetch). Disk kind: a write failure is logged and
+    /// ignored.
+    pub async fn insert(&self, key: ChunkKey, bytes: Bytes) {
+        match &self.store {
+            Store::Memory(cache) => cache.insert(key, bytes).await,
+            Store::Disk {
+                index,
+                dir,
+                seq,
+                run,
+            } => {
+                let path = dir.join(format!(
+                    "{run:x}-{:x}.chunk",
+                    seq.fetch_add(1, Ordering::Relaxed)
+                ));
+                index.insert(key, write_entry(&path, bytes).await).await;
+            }
+        }
+    }
+
+    /// True when `key` is cached (prefetch uses it to skip chunks already present).
+    pub fn contains(&self, key: &ChunkKey) -> bool {
+        match &self.store {
+            Store::Memory(c) => c.contains(key),
+            Store::Disk { index, .. } => index.contains(key),
+        }
+    }
+
+    /// Applies pending evictions now (tests, shutdown).
+    pub async fn run_pending_tasks(&self) {
+        match &self.store {
+            Store::Memory(c) => c.run_pending_tasks().await,
+            Store::Disk { index, .. } => index.run_pending_tasks().await,
+        }
+    }
+
+    /// Bytes cached (approximate until [`Self::run_pending_tasks`]).
+    pub fn weighted_size(&self) -> u64 {
+        match &self.store {
+            Store::Memory(c) => c.weighted_size(),
+            Store::Disk { index, .. } => index.weighted_size(),
+        }
+    }
+
+    /// The disk cache's own directory (`None` for the memory kind).
+    pub fn disk_dir(&self) -> Option<&Path> {
+        match &self.store {
+            Store::Memory(_) => None,
+            Store::Disk { dir, .. } => Some(dir),
+        }
+    }
+}
+
+/// A loader error shared by the waiters of one load (clonable, for [`SharedError`]).
+struct Shared<E>(Arc<E>);
+
+impl<E: Send + Sync + 'static> SharedError for Shared<E> {
+    fn from_shared(shared: Arc<Self>) -> Self {
+        Shared(shared.0.clone())
+    }
+}
+
+/// Writes `bytes` to a temp file, fsync-free (a cache), renames it to `path`; falls back to
+/// keeping the bytes in memory when the disk refuses.
+async fn write_entry(path: &Path, bytes: Bytes) -> DiskEntry {
+    let tmp = path.with_extension("chunk.tmp");
+    let len = bytes.len() as u64;
+    let result = async {
+        tokio::fs::write(&tmp, &bytes).await?;
+        tokio::fs::rename(&tmp, path).await
+    }
+    .await;
+    match result {
+        Ok(()) => DiskEntry::File {
+            file: Arc::new(ChunkFile {
+                path: path.to_path_buf(),
+            }),
+            len,
+        },
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&tmp).await;
+            tracing::warn!(path = %path.display(), error = %e, "cannot write a chunk cache file; keeping the chunk in memory");
+            DiskEntry::Memory(bytes)
+        }
+    }
+}
+
+/// Creates or checks `<base>/tsm-chunk-cache` and removes this cache's leftover files.
+fn prepare_disk_dir(base: &Path) -> Result<PathBuf, ChunkCacheError> {
+    let dir = base.join(DISK_CACHE_DIR);
+    let fail = |detail: String| ChunkCacheError {
+        path: dir.clone(),
+        detail,
+    };
+    let marker = dir.join(DISK_CACHE_MARKER);
+    if dir.exists() {
+        match std::fs::read(&marker) {
+            Ok(content) if content == MARKER_CONTENT => {}
+            Ok(_) => {
+                return Err(fail(format!(
+                    "marker {DISK_CACHE_MARKER} has unexpected content; not touching this directory"
+                )));
+            }
+            Err(e) => {
+                return Err(fail(format!(
+                    "exists but has no readable marker {DISK_CACHE_MARKER} ({e}); not a tsm chunk cache, not touching it"
+                )));
+            }
+        }
+        let entries = std::fs::read_dir(&dir).map_err(|e| fail(format!("cannot list: {e}")))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| fail(format!("cannot list: {e}")))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let ours = name.ends_with(".chunk") || name.ends_with(".chunk.tmp");
+            if ours && entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+                std::fs::remove_file(entry.path())
+                    .map_err(|e| fail(format!("cannot remove old cache file {name}: {e}")))?;
+            }
+        }
+    } else {
+        std::fs::create_dir(&dir).map_err(|e| fail(format!("cannot create: {e}")))?;
+        std::fs::write(&marker, MARKER_CONTENT)
+            .map_err(|e| fail(format!("cannot write marker: {e}")))?;
+    }
+    Ok(dir)
+}
+
+impl From<ChunkCacheError> for crate::RsmError {
+    fn from(e: ChunkCacheError) -> Self {
+        crate::RsmError::Io {
+            path: e.path.display().to_string(),
+            source: std::io::Error::other(e.detail),
+        }
+    }
+}
+
+impl From<ChunkCacheError> for String {
+    fn from(e: ChunkCacheError) -> Self {
+        e.to_string()
+    }
+}

@@ -1,0 +1,328 @@
+//! Cache behaviour: single-flight loads, failed and cancelled loads never cached, bounds,
+//! TTL, and the disk chunk cache's directory rules. Memory and disk chunk caches run the
+//! same single-flight tests.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tsm_core::cache::{AsyncCache, Bound, ChunkCache, ChunkKey, DISK_CACHE_DIR, DISK_CACHE_MARKER};
+use tsm_core::config::{ChunkCacheConfig, ChunkCacheKind};
+use tsm_core::metrics::MetricsRegistry;
+
+fn chunk(i: u64) -> Bytes {
+    Bytes::from(vec![i as u8; 1000])
+}
+
+/// 8 concurrent readers of one key, the load held open until all have started: one load.
+async fn eight_readers_one_load(cache: ChunkCache) {
+    let loads = Arc::new(AtomicU64::new(0));
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let key = ChunkKey::new("t/0/a.log", 3);
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (cache, loads, gate, key) =
+                (cache.clone(), loads.clone(), gate.clone(), key.clone());
+            tokio::spawn(async move {
+                cache
+                    .get_or_load(key, async move {
+                        loads.fetch_add(1, Ordering::SeqCst);
+                        let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+                        Ok::<_, String>(chunk(3))
+                    })
+                    .await
+            })
+        })
+        .collect();
+    // Let every task reach the cache before the load may finish.
+    while loads.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    gate.add_permits(8);
+    for t in tasks {
+        assert_eq!(t.await.expect("task").expect("load"), chunk(3));
+    }
+    assert_eq!(
+        loads.load(Ordering::SeqCst),
+        1,
+        "concurrent readers caused several loads"
+    );
+}
+
+/// A failed load (seen by all concurrent readers) is not cached; the retry loads again.
+async fn failed_load_then_retry(cache: ChunkCache) {
+    let key = ChunkKey::new("t/0/b.log", 0);
+    let loads = Arc::new(AtomicU64::new(0));
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (cache, loads, gate, key) =
+                (cache.clone(), loads.clone(), gate.clone(), key.clone());
+            tokio::spawn(async move {
+                cache
+                    .get_or_load(key, async move {
+                        loads.fetch_add(1, Ordering::SeqCst);
+                        let _p = gate.acquire().await.map_err(|e| e.to_string())?;
+                        Err::<Bytes, String>("download of chunk 0 failed".to_string())
+                    })
+                    .await
+            })
+        })
+        .collect();
+    while loads.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    gate.add_permits(8);
+    for t in tasks {
+        let e = t.await.expect("task").expect_err("must fail");
+        assert!(e.contains("chunk 0 failed"), "{e}");
+    }
+    // Late readers that arrived after the failure may have run their own loader (also
+    // failing); what matters is that nothing was cached:
+    let n = loads.load(Ordering::SeqCst);
+    let got = cache
+        .get_or_load(key.clone(), async { Ok::<_, String>(chunk(7)) })
+        .await
+        .expect("retry");
+    assert_eq!(got, chunk(7));
+    let again = cache
+        .get_or_load(key, async { Err::<Bytes, String>("must not run".into()) })
+        .await
+        .expect("cached now");
+    assert_eq!(again, chunk(7));
+    assert!(n >= 1);
+}
+
+/// A load whose caller is cancelled is not cached; a waiting reader takes over, and a
+/// later call loads normally.
+async fn cancelled_load_not_cached(cache: ChunkCache) {
+    let key = ChunkKey::new("t/0/c.log", 1);
+    let started = Arc::new(tokio::sync::Notify::new());
+    let s2 = started.clone();
+    let (c1, k1) = (cache.clone(), key.clone());
+    let stuck = tokio::spawn(async move {
+        c1.get_or_load(k1, async move {
+            s2.notify_one();
+            std::future::pending::<()>().await;
+            Ok::<_, String>(chunk(0))
+        })
+        .await
+    });
+    started.notified().await;
+    let (c2, k2) = (cache.clone(), key.clone());
+    let waiter = tokio::spawn(async move {
+        c2.get_or_load(k2, async { Ok::<_, String>(chunk(2)) })
+            .await
+    });
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    stuck.abort();
+    assert!(stuck.await.expect_err("aborted").is_cancelled());
+    assert_eq!(
+        waiter.await.expect("task").expect("waiter loads itself"),
+        chunk(2)
+    );
+    let got = cache
+        .get_or_load(key, async { Err::<Bytes, String>("must be cached".into()) })
+        .await
+        .expect("cached");
+    assert_eq!(got, chunk(2));
+}
+
+fn memory_cache() -> ChunkCache {
+    ChunkCache::memory(Bound::Bytes(1 << 20), None, &MetricsRegistry::new())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_eight_readers_one_load() {
+    eight_readers_one_load(memory_cache()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_failed_load_then_retry() {
+    failed_load_then_retry(memory_cache()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_cancelled_load_not_cached() {
+    cancelled_load_not_cached(memory_cache()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disk_eight_readers_one_load() {
+    let dir = tempfile::tempdir().expect("dir");
+    let c = ChunkCache::disk(
+        dir.path(),
+        Bound::Bytes(1 << 20),
+        None,
+        &MetricsRegistry::new(),
+    )
+    .expect("disk cache");
+    eight_readers_one_load(c).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disk_failed_load_then_retry() {
+    let dir = tempfile::tempdir().expect("dir");
+    let c = ChunkCache::disk(
+        dir.path(),
+        Bound::Bytes(1 << 20),
+        None,
+        &MetricsRegistry::new(),
+    )
+    .expect("disk cache");
+    failed_load_then_retry(c).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disk_cancelled_load_not_cached() {
+    let dir = tempfile::tempdir().expect("dir");
+    let c = ChunkCache::disk(
+        dir.path(),
+        Bound::Bytes(1 << 20),
+        None,
+        &MetricsRegistry::new(),
+    )
+    .expect("disk cache");
+    cancelled_load_not_cached(c).await;
+}
+
+fn files(dir: &std::path::Path, suffix: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(suffix))
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn disk_cache_owns_only_its_files() {
+    let base = tempfile::tempdir().expect("dir");
+    std::fs::write(base.path().join("operator.txt"), b"keep").expect("write");
+    let registry = MetricsRegistry::new();
+    let cfg = ChunkCacheConfig {
+        kind: Some(ChunkCacheKind::Disk {
+            path: base.path().to_path_buf(),
+        }),
+        size_bytes: Some(3000),
+        retention: None,
+        prefetch_max_size: 0,
+        get_timeout: Duration::from_secs(10),
+        thread_pool_size: 0,
+    };
+    let cache = ChunkCache::from_config(&cfg, &registry)
+        .expect("cfg")
+        .expect("some");
+    let own = base.path().join(DISK_CACHE_DIR);
+    assert_eq!(cache.disk_dir(), Some(own.as_path()));
+    assert!(own.join(DISK_CACHE_MARKER).is_file());
+    for i in 0..10 {
+        let got = cache
+            .get_or_load(
+                ChunkKey::new("o", i),
+                async move { Ok::<_, String>(chunk(i)) },
+            )
+            .await
+            .expect("load");
+        assert_eq!(got, chunk(i));
+    }
+    cache.run_pending_tasks().await;
+    assert!(cache.weighted_size() <= 3000, "{}", cache.weighted_size());
+    // Evicted entries' files are gone; at most the bound's worth remain.
+    assert!(
+        files(&own, ".chunk").len() <= 3,
+        "{:?}",
+        files(&own, ".chunk")
+    );
+    assert!(registry.snapshot().counter("cache.chunk.evictions") >= 7);
+    // A file someone else put in our directory, and a leftover of ours.
+    std::fs::write(own.join("not-ours.bin"), b"x").expect("write");
+    std::fs::write(own.join("deadbeef-1.chunk"), b"old").expect("write");
+    drop(cache);
+    // Restart: our leftovers go, everything else stays.
+    let cache = ChunkCache::from_config(&cfg, &registry)
+        .expect("cfg")
+        .expect("some");
+    assert!(files(&own, ".chunk").is_empty());
+    assert!(own.join("not-ours.bin").is_file());
+    assert!(base.path().join("operator.txt").is_file());
+    // Hits read the file back.
+    let k = ChunkKey::new("o", 42);
+    cache
+        .get_or_load(k.clone(), async { Ok::<_, String>(chunk(42)) })
+        .await
+        .expect("load");
+    let hit = cache
+        .get_or_load(k.clone(), async { Err::<Bytes, String>("must hit".into()) })
+        .await
+        .expect("hit");
+    assert_eq!(hit, chunk(42));
+    // A cached file removed behind our back: reloaded.
+    for f in files(&own, ".chunk") {
+        std::fs::remove_file(own.join(f)).expect("rm");
+    }
+    let again = cache
+        .get_or_load(k, async { Ok::<_, String>(chunk(43)) })
+        .await
+        .expect("reload");
+    assert_eq!(again, chunk(43));
+}
+
+#[test]
+fn disk_cache_refuses_a_directory_without_marker() {
+    let base = tempfile::tempdir().expect("dir");
+    let own = base.path().join(DISK_CACHE_DIR);
+    std::fs::create_dir(&own).expect("mkdir");
+    std::fs::write(own.join("precious.chunk"), b"x").expect("write");
+    let err = ChunkCache::disk(base.path(), Bound::Unbounded, None, &MetricsRegistry::new())
+        .expect_err("must refuse");
+    assert!(err.to_string().contains("marker"), "{err}");
+    assert!(own.join("precious.chunk").is_file());
+}
+
+#[tokio::test]
+async fn async_cache_entry_bound_ttl_and_metrics() {
+    let registry = MetricsRegistry::new();
+    let cache: AsyncCache<u64, Arc<String>> = AsyncCache::builder("manifest")
+        .bound(Bound::Entries(5))
+        .metrics(&registry)
+        .build();
+    for i in 0..50u64 {
+        cache
+            .get_or_load(i, async move { Ok::<_, String>(Arc::new(i.to_string())) })
+            .await
+            .expect("load");
+    }
+    cache.run_pending_tasks().await;
+    assert!(cache.entry_count() <= 5, "{}", cache.entry_count());
+    let s = registry.snapshot();
+    assert_eq!(s.counter("cache.manifest.loads"), 50);
+    assert_eq!(s.counter("cache.manifest.misses"), 50);
+    assert!(s.counter("cache.manifest.evictions") >= 45);
+
+    let ttl: AsyncCache<u64, u64> = AsyncCache::builder("ttl")
+        .ttl(Some(Duration::from_millis(20)))
+        .metrics(&registry)
+        .build();
+    ttl.get_or_load(1, async { Ok::<_, String>(1) })
+        .await
+        .expect("load");
+    assert_eq!(
+        ttl.get_or_load(1, async { Ok::<_, String>(2) }).await,
+        Ok(1)
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Expired after (at least) its TTL: loaded again.
+    assert_eq!(
+        ttl.get_or_load(1, async { Ok::<_, String>(3) }).await,
+        Ok(3)
+    );
+    assert_eq!(registry.snapshot().counter("cache.ttl.hits"), 1);
+}
