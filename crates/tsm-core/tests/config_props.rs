@@ -179,10 +179,13 @@ fn backend_aliases_of_each_kind() {
     assert_eq!(err(&[("storage.backend.class", "")]).value, "<missing>");
 }
 
-/// Every invalid value: (overrides, key named, value shown, text in "allowed").
+/// One invalid-value case: (overrides, key named, value shown, text in "allowed").
+type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, &'a str);
+
+/// Every invalid value.
 #[test]
 fn every_invalid_value_names_key_value_and_allowed() {
-    let cases: &[(&[(&str, &str)], &str, &str, &str)] = &[
+    let cases: &[Case<'_>] = &[
         (&[("chunk.size", "")], "chunk.size", "<missing>", "required"),
         (
             &[("chunk.size", "0")],

@@ -62,7 +62,7 @@ async fn metered_counts_requests_errors_and_bytes() {
         .expect("read");
     assert_eq!(got.concat(), b"hello");
     assert!(b.fetch(&ObjectKey::plain("missing"), None).await.is_err());
-    b.delete(&[k.clone()]).await.expect("delete");
+    b.delete(std::slice::from_ref(&k)).await.expect("delete");
     let listed: Vec<_> = b
         .list(&ObjectKey::plain("a/"))
         .try_collect()
@@ -216,8 +216,8 @@ async fn fault_injection_fails_the_nth_call_and_cuts_streams() {
         .expect("read");
     assert_eq!(full.concat(), data);
     b.on_every(Op::Delete, Fault::Error);
-    assert!(b.delete(&[k.clone()]).await.is_err());
-    assert!(b.delete(&[k.clone()]).await.is_err());
+    assert!(b.delete(std::slice::from_ref(&k)).await.is_err());
+    assert!(b.delete(std::slice::from_ref(&k)).await.is_err());
     b.clear();
     b.delete(&[k]).await.expect("delete");
     assert_eq!(b.calls(Op::Upload), 3);

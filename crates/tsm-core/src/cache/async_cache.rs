@@ -38,6 +38,7 @@ pub enum Bound {
 }
 
 type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u64 + Send + Sync>;
+type RemovalHook<K, V> = Arc<dyn Fn(Arc<K>, V) + Send + Sync>;
 
 /// Builds an [`AsyncCache`].
 pub struct AsyncCacheBuilder<K, V> {
@@ -46,7 +47,7 @@ pub struct AsyncCacheBuilder<K, V> {
     ttl: Option<Duration>,
     weigher: Option<Weigher<K, V>>,
     registry: Option<MetricsRegistry>,
-    on_remove: Option<Arc<dyn Fn(Arc<K>, V) + Send + Sync>>,
+    on_remove: Option<RemovalHook<K, V>>,
 }
 
 impl<K, V> AsyncCacheBuilder<K, V>
