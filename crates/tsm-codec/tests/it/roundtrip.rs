@@ -70,7 +70,7 @@ proptest! {
         kind in 0u8..3,
         seed in any::<u64>(),
         mode in mode(),
-        ranges in prop::collection::vec((any::<u64>(), any::<u64>()), 1..8),
+        ranges in prop::collection::vec((any::<u64>(), any::<u64>()), 1..5),
     ) {
         let original = data(kind, len, seed);
         check_ranges(&Transform::new(mode), &original, chunk_size, &ranges);
