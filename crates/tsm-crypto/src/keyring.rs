@@ -59,14 +59,12 @@ impl KeyPair {
         validate_key_pair_id(id)?;
         let (public_path, private_path) = (public_key_file.as_ref(), private_key_file.as_ref());
         let read = |path: &Path, kind| {
-            std::fs::read_to_string(path)
-                .map(Zeroizing::new)
-                .map_err(|source| CryptoError::KeyFileRead {
-                    id: id.to_owned(),
-                    kind,
-                    path: path.to_owned(),
-                    source,
-                })
+            read_pem_file(path).map_err(|source| CryptoError::KeyFileRead {
+                id: id.to_owned(),
+                kind,
+                path: path.to_owned(),
+                source,
+            })
         };
         let public_pem = read(public_path, "public")?;
         let private_pem = read(private_path, "private")?;
@@ -182,6 +180,25 @@ impl std::fmt::Debug for KeyPair {
             .field("private", &"<redacted>")
             .finish()
     }
+}
+
+/// Largest key file read, in bytes (a PEM RSA key is a few KiB; this guards against
+/// pointing the configuration at a huge or endless file).
+const MAX_PEM_FILE_BYTES: u64 = 1 << 20;
+
+fn read_pem_file(path: &Path) -> std::io::Result<Zeroizing<String>> {
+    use std::io::Read as _;
+    let mut text = Zeroizing::new(String::new());
+    std::fs::File::open(path)?
+        .take(MAX_PEM_FILE_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_PEM_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_PEM_FILE_BYTES} bytes; not a PEM key file"),
+        ));
+    }
+    Ok(text)
 }
 
 fn pem_label(pem_text: &str) -> Result<&str, String> {

@@ -37,6 +37,12 @@ fn run_java(dir: &Path) {
         .args(["-q", "-B", "-f"])
         .arg(interop_pom())
         .args(["compile", "exec:java"])
+        .arg(format!(
+            "-Dinterop.buildDir={}",
+            Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .join("interop-maven")
+                .display()
+        ))
         .arg(format!("-Dexec.args={}", dir.display()))
         .output()
         .unwrap_or_else(|e| {

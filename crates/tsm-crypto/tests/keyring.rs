@@ -206,3 +206,17 @@ fn no_key_material_in_debug_or_errors() {
         }
     }
 }
+
+#[test]
+fn oversized_or_binary_key_file_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let (public, _) = write_pair(dir.path(), "a", pem_pair(0), false);
+    let big = dir.path().join("big.pem");
+    std::fs::write(&big, vec![b'A'; (1 << 20) + 10]).unwrap();
+    let err = KeyPair::from_files("a", &public, &big).unwrap_err();
+    assert!(err.to_string().contains("big.pem"), "{err}");
+    let bin = dir.path().join("bin.pem");
+    std::fs::write(&bin, [0xffu8, 0xfe, 0x00, 0x80]).unwrap();
+    let err = KeyPair::from_files("a", &public, &bin).unwrap_err();
+    assert!(err.to_string().contains("bin.pem"), "{err}");
+}
