@@ -398,7 +398,18 @@ fn walk(
     prefix_key: &ObjectKey,
     tx: &tokio::sync::mpsc::Sender<Result<ObjectMeta, BackendError>>,
 ) {
-    if start_rel.split('/').any(|p| p == ".." || p == ".") {
+    // Only plain relative directories under the root: a prefix such as `/etc/` or
+    // `../x` lists nothing rather than escaping the root.
+    if !start_rel.is_empty()
+        && (start_rel.starts_with('/')
+            || start_rel.starts_with('\\')
+            || start_rel
+                .split('/')
+                .any(|p| p.is_empty() || p == ".." || p == ".")
+            || !Path::new(start_rel)
+                .components()
+                .all(|c| matches!(c, Component::Normal(_))))
+    {
         return;
     }
     let mut stack: Vec<String> = vec![start_rel.to_string()];
@@ -522,6 +533,31 @@ mod tests {
             }
         }
         out
+    }
+
+    #[tokio::test]
+    async fn list_never_leaves_the_root() {
+        use futures::TryStreamExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let b = FilesystemBackend::new(&root).unwrap();
+        std::fs::write(dir.path().join("outside.log"), b"x").unwrap();
+        b.upload(&ObjectKey::plain("in/a.log"), body(&[b"a"]), None)
+            .await
+            .unwrap();
+        let outside = format!("{}/", dir.path().display());
+        for p in [outside.as_str(), "../", "/", "in/../../", "in//", "./in/"] {
+            let got: Vec<ObjectMeta> = b.list(&ObjectKey::plain(p)).try_collect().await.unwrap();
+            assert!(got.is_empty(), "{p}: {got:?}");
+        }
+        let got: Vec<ObjectMeta> = b.list(&ObjectKey::plain("")).try_collect().await.unwrap();
+        assert_eq!(
+            got,
+            vec![ObjectMeta {
+                key: "in/a.log".into(),
+                size: 1
+            }]
+        );
     }
 
     #[tokio::test]
