@@ -91,6 +91,22 @@ mod tests {
         assert!(format_data_key("a:b", &[1]).is_err());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn parse_never_panics(s in ".{0,64}") {
+            let _ = parse_data_key(&s);
+            let _ = validate_key_pair_id(&s);
+        }
+
+        #[test]
+        fn format_parse_round_trip(id in "[^:\\p{Cc}]{1,16}", bytes in proptest::collection::vec(0u8.., 1..300)) {
+            let s = format_data_key(&id, &bytes).unwrap();
+            let (got_id, got) = parse_data_key(&s).unwrap();
+            proptest::prop_assert_eq!(got_id, id.as_str());
+            proptest::prop_assert_eq!(got, bytes);
+        }
+    }
+
     #[test]
     fn malformed() {
         for bad in [

@@ -21,8 +21,23 @@
 //! `Debug`, `Display` or errors. This crate does no I/O except reading key files in
 //! [`KeyRing::from_files`], and holds at most one chunk per call in memory.
 //!
+//! ```
+//! use tsm_crypto::{Aad, ChunkCipher, DataKey, ENCRYPTION_OVERHEAD};
+//!
+//! # fn main() -> Result<(), tsm_crypto::CryptoError> {
+//! let (key, aad) = (DataKey::generate()?, Aad::generate()?); // one pair per segment
+//! let cipher = ChunkCipher::new(&key, &aad);
+//! let stored = cipher.encrypt(b"chunk bytes")?; // IV(12) || ciphertext || tag(16)
+//! assert_eq!(stored.len(), 11 + ENCRYPTION_OVERHEAD);
+//! assert_eq!(cipher.decrypt(0, &stored)?, b"chunk bytes");
+//! // The manifest stores `aad.to_base64()` and `key_ring.wrap(&key)?`.
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Interoperability with the JCE (`AES/GCM/NoPadding`) and BouncyCastle is checked by
-//! `tests/java_interop.rs`, which runs a small Maven project in `interop/`.
+//! `tests/java_interop.rs`, which runs a small Maven project in `interop/`, and with
+//! OpenSSL by `tests/openssl_keys.rs`.
 
 mod chunk;
 mod data_key_string;

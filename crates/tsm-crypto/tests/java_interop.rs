@@ -4,6 +4,7 @@
 //!
 //! - a DEK wrapped in Rust is unwrapped by BouncyCastle, and one wrapped by BouncyCastle is
 //!   unwrapped in Rust;
+//! - a key pair generated and PEM-encoded by Java loads in Rust and unwraps a DEK;
 //! - chunks encrypted in Rust are decrypted by the JCE, and chunks encrypted by the JCE are
 //!   decrypted in Rust.
 //!
@@ -107,6 +108,22 @@ fn rust_and_java_interoperate() {
     let unwrapped = ring
         .unwrap(&java_wrapped)
         .expect("Rust unwraps the BouncyCastle-wrapped DEK");
+    assert_eq!(&unwrapped.expose_secret()[..], &java_dek[..]);
+
+    // A key pair generated and PEM-encoded by Java loads in Rust and unwraps Java's DEK.
+    let java_ring = KeyRing::from_files(
+        [(
+            "java-key",
+            dir.join("java-public.pem"),
+            dir.join("java-private.pem"),
+        )],
+        "java-key",
+    )
+    .expect("Rust loads the Java-generated PEM key pair");
+    let own = std::fs::read_to_string(dir.join("java-own-wrapped.txt")).unwrap();
+    let unwrapped = java_ring
+        .unwrap(&own)
+        .expect("Rust unwraps a DEK wrapped under the Java key pair");
     assert_eq!(&unwrapped.expose_secret()[..], &java_dek[..]);
 
     // JCE-encrypted chunks -> Rust decrypt.
