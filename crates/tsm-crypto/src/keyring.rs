@@ -205,7 +205,30 @@ fn pem_label(pem_text: &str) -> Result<&str, String> {
     pem::decode_label(pem_text.as_bytes()).map_err(|e| format!("not a PEM document: {e}"))
 }
 
+/// The PEM document inside a key file: from the first `-----BEGIN ` line to the end of
+/// its matching `-----END <label>-----` line. Like BouncyCastle's `PemReader` (used by the
+/// Java plugin) this skips explanatory text around the block, e.g. the `Bag Attributes`
+/// that `openssl pkcs12 -nodes` writes; the strict PEM decoder then checks the block.
+fn pem_block(text: &str) -> &str {
+    let Some(begin) = text.find("-----BEGIN ") else {
+        return text;
+    };
+    let block = &text[begin..];
+    let label_end = block["-----BEGIN ".len()..]
+        .find("-----")
+        .map(|i| i + "-----BEGIN ".len());
+    let Some(label_end) = label_end else {
+        return block;
+    };
+    let end_marker = format!("-----END {}-----", &block["-----BEGIN ".len()..label_end]);
+    match block.find(&end_marker) {
+        Some(i) => &block[..i + end_marker.len()],
+        None => block,
+    }
+}
+
 fn parse_public(pem_text: &str) -> Result<PublicKey, String> {
+    let pem_text = pem_block(pem_text);
     match pem_label(pem_text)? {
         "PUBLIC KEY" => PublicKey::from_public_key_pem(pem_text)
             .map_err(|e| format!("X.509 SubjectPublicKeyInfo (PUBLIC KEY) is not an RSA key: {e}")),
@@ -219,6 +242,7 @@ fn parse_public(pem_text: &str) -> Result<PublicKey, String> {
 
 fn parse_private(pem_text: &str) -> Result<PrivateKey, String> {
     // Errors from the decoders describe the ASN.1 structure, never the key bytes.
+    let pem_text = pem_block(pem_text);
     match pem_label(pem_text)? {
         "PRIVATE KEY" => PrivateKey::from_pkcs8_pem(pem_text)
             .map_err(|e| format!("PKCS#8 PRIVATE KEY is not a valid RSA key: {e}")),

@@ -220,3 +220,40 @@ fn oversized_or_binary_key_file_is_rejected() {
     let err = KeyPair::from_files("a", &public, &bin).unwrap_err();
     assert!(err.to_string().contains("bin.pem"), "{err}");
 }
+
+#[test]
+fn tolerates_text_around_pem_and_crlf() {
+    // `openssl pkcs12 -nodes` writes "Bag Attributes" before each block; Windows tools
+    // write CRLF. BouncyCastle's PemReader (Java plugin) accepts both.
+    let p = pem_pair(0);
+    let private = format!(
+        "Bag Attributes\n    localKeyID: 01 00 00 00\nKey Attributes: <No Attributes>\n{}\ntrailing note\n",
+        p.private_pkcs8
+    );
+    let public = p.public_spki.replace('\n', "\r\n");
+    let pair = KeyPair::from_pem("k", &public, &private).unwrap();
+    let ring = KeyRing::new([pair], "k").unwrap();
+    let dek = DataKey::generate().unwrap();
+    assert_eq!(
+        ring.unwrap(&ring.wrap(&dek).unwrap())
+            .unwrap()
+            .expose_secret(),
+        dek.expose_secret()
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Garbage key files give errors, never panics.
+    #[test]
+    fn garbage_pem_never_panics(
+        prefix in "(-----BEGIN |-----END |PRIVATE KEY-----|\\PC){0,8}",
+        body in "[A-Za-z0-9+/=\\r\\n-]{0,200}",
+        label in "(PRIVATE KEY|RSA PRIVATE KEY|PUBLIC KEY|RSA PUBLIC KEY|X)",
+    ) {
+        let text = format!("{prefix}-----BEGIN {label}-----\n{body}\n-----END {label}-----\n");
+        proptest::prop_assert!(KeyPair::from_pem("g", &text, &text).is_err());
+        proptest::prop_assert!(KeyPair::from_pem("g", &prefix, &body).is_err());
+    }
+}
