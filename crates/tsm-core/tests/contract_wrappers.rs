@@ -224,3 +224,36 @@ async fn fault_injection_fails_the_nth_call_and_cuts_streams() {
     assert_eq!(b.calls(Op::Fetch), 2);
     assert_eq!(b.calls(Op::Delete), 3);
 }
+
+#[tokio::test(start_paused = true)]
+async fn layered_stack_meters_and_limits() {
+    let registry = MetricsRegistry::new();
+    let b =
+        tsm_core::backend::layers::layered(Arc::new(MemoryBackend::new()), Some(MIB), &registry);
+    let start = tokio::time::Instant::now();
+    b.upload(
+        &ObjectKey::plain("x"),
+        pattern_stream(3, 3 * MIB, 64 * 1024),
+        None,
+    )
+    .await
+    .expect("upload");
+    assert!(start.elapsed() >= Duration::from_secs(2));
+    assert_eq!(
+        registry.snapshot().counter("backend.bytes.uploaded"),
+        3 * MIB
+    );
+    let unlimited =
+        tsm_core::backend::layers::layered(Arc::new(MemoryBackend::new()), None, &registry);
+    let start = tokio::time::Instant::now();
+    unlimited
+        .upload(
+            &ObjectKey::plain("y"),
+            pattern_stream(3, 3 * MIB, 64 * 1024),
+            None,
+        )
+        .await
+        .expect("upload");
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    assert_eq!(registry.snapshot().counter("backend.upload.requests"), 2);
+}

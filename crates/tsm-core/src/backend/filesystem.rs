@@ -536,6 +536,69 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn crash_leftovers_are_invisible() {
+        use futures::TryStreamExt;
+        let dir = tempfile::tempdir().unwrap();
+        let b = FilesystemBackend::new(dir.path()).unwrap();
+        // What a crash between write and rename leaves behind.
+        std::fs::create_dir_all(dir.path().join("t/0")).unwrap();
+        std::fs::write(dir.path().join("t/0/a.log.tsm-tmp-99-0"), b"partial").unwrap();
+        assert!(
+            matches!(b.fetch(&ObjectKey::plain("t/0/a.log"), None).await, Err(e) if e.is_not_found())
+        );
+        let got: Vec<ObjectMeta> = b.list(&ObjectKey::plain("t/")).try_collect().await.unwrap();
+        assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[tokio::test]
+    async fn cancelled_upload_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = FilesystemBackend::new(dir.path()).unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let mut tx = Some(tx);
+        // Yields one item, signals, then never ends.
+        let body = futures::stream::iter([Ok(Bytes::from_static(b"abc"))])
+            .chain(futures::stream::poll_fn(move |_| {
+                if let Some(tx) = tx.take() {
+                    let _ = tx.send(());
+                }
+                std::task::Poll::Pending
+            }))
+            .boxed();
+        let b2 = b.clone();
+        let task =
+            tokio::spawn(async move { b2.upload(&ObjectKey::plain("t/a.log"), body, None).await });
+        rx.await.unwrap();
+        task.abort();
+        assert!(task.await.unwrap_err().is_cancelled());
+        assert!(walkdir(dir.path()).is_empty(), "{:?}", walkdir(dir.path()));
+    }
+
+    #[tokio::test]
+    async fn fetch_items_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = FilesystemBackend::new(dir.path()).unwrap();
+        let k = ObjectKey::plain("big");
+        let data = Bytes::from(vec![7u8; 3 * READ_BUFFER_SIZE + 5]);
+        let d2 = data.clone();
+        b.upload(
+            &k,
+            futures::stream::once(async move { Ok(d2) }).boxed(),
+            None,
+        )
+        .await
+        .unwrap();
+        let mut s = b.fetch(&k, None).await.unwrap();
+        let mut total = 0;
+        while let Some(item) = s.next().await {
+            let item = item.unwrap();
+            assert!(item.len() <= READ_BUFFER_SIZE);
+            total += item.len();
+        }
+        assert_eq!(total, data.len());
+    }
+
+    #[tokio::test]
     async fn list_never_leaves_the_root() {
         use futures::TryStreamExt;
         let dir = tempfile::tempdir().unwrap();

@@ -85,6 +85,7 @@ pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
 
 pub mod fault;
 pub mod filesystem;
+pub mod layers;
 pub mod memory;
 pub mod metered;
 pub mod rate_limit;
