@@ -87,6 +87,16 @@ impl SegmentTransform {
         }
     }
 
+    /// Stored size in `.indexes` of an index of `original_len` bytes: unchanged, or plus
+    /// [`ENCRYPTION_OVERHEAD`] when encrypted; an empty index stays empty.
+    pub fn index_stored_len(&self, original_len: u64) -> u64 {
+        if self.is_encrypted() && original_len > 0 {
+            original_len + ENCRYPTION_OVERHEAD as u64
+        } else {
+            original_len
+        }
+    }
+
     /// Original `.log` chunk number `chunk` -> stored chunk (compress, then encrypt).
     pub fn encode_chunk(&self, chunk: u64, original: Bytes) -> Result<Bytes, TransformError> {
         let compressed = match self.compression_level {

@@ -136,6 +136,7 @@ pub(super) async fn copy(
     .await
     {
         Ok(remote_size) => {
+            inner.invalidate(&keys).await;
             let custom = CustomMetadata::for_fields(
                 &opts.custom_metadata_fields,
                 i64::try_from(remote_size).unwrap_or(i64::MAX),
@@ -450,9 +451,7 @@ async fn upload_indexes(
             IndexSource::File(p) => file_len(p).await?,
             IndexSource::Memory(b) => b.len() as u64,
         };
-        if len > 0 {
-            expected += transform.fixed_stored_len(len).unwrap_or(len);
-        }
+        expected += transform.index_stored_len(len);
     }
 
     let entries: Arc<Mutex<Vec<(IndexType, u64)>>> = Arc::default();

@@ -14,5 +14,6 @@ pub(super) async fn delete(
     let keys = inner.read_keys(metadata)?;
     tracing::debug!(key = %keys.manifest, "deleting segment objects");
     inner.backend.delete(&keys.all()).await?;
+    inner.invalidate(&keys).await;
     Ok(())
 }

@@ -42,8 +42,21 @@ pub(crate) struct Segment {
     pub(crate) transform: Arc<SegmentTransform>,
 }
 
+/// The segment's manifest and cipher, through the manifest cache.
+pub(crate) async fn load_segment(
+    inner: &Inner,
+    keys: &SegmentKeys,
+) -> Result<Arc<Segment>, RsmError> {
+    inner
+        .manifests
+        .get_or_load(keys.manifest.as_str().to_string(), async {
+            read_segment(inner, keys).await.map(Arc::new)
+        })
+        .await
+}
+
 /// Reads and parses the manifest and unwraps the data key.
-pub(crate) async fn load_segment(inner: &Inner, keys: &SegmentKeys) -> Result<Segment, RsmError> {
+async fn read_segment(inner: &Inner, keys: &SegmentKeys) -> Result<Segment, RsmError> {
     let key = &keys.manifest;
     let body = inner.backend.fetch(key, None).await?;
     let bytes = collect(inner, key, body, MAX_MANIFEST_BYTES).await?;
@@ -168,7 +181,7 @@ pub(super) async fn fetch(
         inner.clone(),
         keys.log,
         Arc::new(index),
-        segment.transform,
+        segment.transform.clone(),
         chunks,
         start,
         last,

@@ -19,7 +19,21 @@ pub(super) async fn fetch_index(
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
     let keys = inner.read_keys(metadata)?;
-    let segment = load_segment(inner, &keys).await?;
+    inner
+        .indexes
+        .get_or_load((keys.indexes.as_str().to_string(), index), async {
+            read_index(inner, metadata, &keys, index).await
+        })
+        .await
+}
+
+async fn read_index(
+    inner: &Arc<Inner>,
+    metadata: &RemoteLogSegmentMetadata,
+    keys: &crate::keys::SegmentKeys,
+    index: IndexType,
+) -> Result<Bytes, RsmError> {
+    let segment = load_segment(inner, keys).await?;
     let Some(entry) = segment.manifest.segment_indexes.get(index) else {
         return Err(RsmError::NotFound(format!(
             "{}: the segment has no {} index (manifest {})",

@@ -36,9 +36,11 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use tracing::Instrument;
 
+use crate::cache::{AsyncCache, Bound};
 use crate::config::RsmConfig;
 use crate::custom_metadata::CustomMetadata;
 use crate::keys::SegmentKeys;
+use crate::metrics::MetricsRegistry;
 pub use crate::metrics::MetricsSnapshot;
 use crate::{
     BackendKind, IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError, StorageBackend,
@@ -61,6 +63,12 @@ pub(crate) struct Inner {
     pub(crate) backend: Arc<dyn StorageBackend>,
     pub(crate) opts: EngineOptions,
     pub(crate) stats: Stats,
+    /// Cache metrics (`cache.<name>.*`).
+    pub(crate) registry: MetricsRegistry,
+    /// Manifest key -> parsed manifest with its unwrapped cipher.
+    pub(crate) manifests: AsyncCache<String, Arc<fetch::Segment>>,
+    /// (`.indexes` key, index) -> the index's original bytes.
+    pub(crate) indexes: AsyncCache<(String, IndexType), Bytes>,
     closed: AtomicBool,
 }
 
@@ -75,6 +83,18 @@ impl std::fmt::Debug for RemoteStorageManager {
 }
 
 impl Inner {
+    /// Drops cached manifest and indexes of a segment (after delete or overwrite).
+    pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
+        self.manifests
+            .invalidate(&keys.manifest.as_str().to_string())
+            .await;
+        for t in IndexType::ALL {
+            self.indexes
+                .invalidate(&(keys.indexes.as_str().to_string(), t))
+                .await;
+        }
+    }
+
     /// Keys for reading or deleting `metadata`'s objects, honouring custom-metadata
     /// overrides. Malformed custom metadata is an error naming the segment.
     pub(crate) fn read_keys(
@@ -122,11 +142,32 @@ impl RemoteStorageManager {
 
     /// An engine over an already built backend (Rust tools, tests).
     pub fn new(backend: Arc<dyn StorageBackend>, opts: EngineOptions) -> Self {
+        let registry = MetricsRegistry::new();
+        let manifests = AsyncCache::builder("manifest")
+            .bound(
+                opts.manifest_cache_entries
+                    .map_or(Bound::Unbounded, Bound::Entries),
+            )
+            .ttl(opts.manifest_cache_ttl)
+            .metrics(&registry)
+            .build();
+        let indexes = AsyncCache::builder("indexes")
+            .bound(
+                opts.indexes_cache_bytes
+                    .map_or(Bound::Unbounded, Bound::Bytes),
+            )
+            .ttl(opts.indexes_cache_ttl)
+            .weigher(|_k: &(String, IndexType), v: &Bytes| v.len() as u64)
+            .metrics(&registry)
+            .build();
         Self {
             inner: Arc::new(Inner {
                 backend,
                 opts,
                 stats: Stats::default(),
+                registry,
+                manifests,
+                indexes,
                 closed: AtomicBool::new(false),
             }),
         }
@@ -261,7 +302,11 @@ impl RemoteStorageManager {
 
     /// Current counters and latency summaries.
     pub fn metrics(&self) -> MetricsSnapshot {
-        self.inner.stats.snapshot()
+        let mut s = self.inner.registry.snapshot();
+        let own = self.inner.stats.snapshot();
+        s.counters.extend(own.counters);
+        s.latencies.extend(own.latencies);
+        s
     }
 }
 

@@ -3,6 +3,7 @@
 //! the key ring from its PEM files), or built directly by Rust tools and tests.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tsm_crypto::KeyRing;
 
@@ -48,6 +49,16 @@ pub struct EngineOptions {
     /// Upper bound of one coalesced ranged GET on fetch (stored bytes); a single chunk
     /// larger than this is still fetched in one GET.
     pub max_get_bytes: u64,
+    /// Manifest cache bound (`fetch.manifest.cache.size`, entries; `None` = unbounded).
+    /// Cached manifests hold the unwrapped data key, so an RSA unwrap happens once per
+    /// segment, not per fetch.
+    pub manifest_cache_entries: Option<u64>,
+    /// Manifest cache TTL (`fetch.manifest.cache.retention.ms`; `None` = forever).
+    pub manifest_cache_ttl: Option<Duration>,
+    /// Indexes cache bound (`fetch.indexes.cache.size`, bytes; `None` = unbounded).
+    pub indexes_cache_bytes: Option<u64>,
+    /// Indexes cache TTL (`fetch.indexes.cache.retention.ms`; `None` = forever).
+    pub indexes_cache_ttl: Option<Duration>,
 }
 
 impl std::fmt::Debug for EngineOptions {
@@ -85,6 +96,10 @@ impl EngineOptions {
             custom_metadata_max_bytes: CUSTOM_METADATA_MAX_BYTES,
             max_in_flight: tsm_codec::pipeline::default_max_in_flight(),
             max_get_bytes: DEFAULT_MAX_GET_BYTES,
+            manifest_cache_entries: Some(1000),
+            manifest_cache_ttl: Some(Duration::from_secs(3600)),
+            indexes_cache_bytes: Some(10 * 1024 * 1024),
+            indexes_cache_ttl: Some(Duration::from_secs(600)),
         }
     }
 
@@ -117,6 +132,10 @@ impl EngineOptions {
             key_prefix: cfg.key_prefix.clone(),
             key_prefix_mask: cfg.key_prefix_mask,
             custom_metadata_fields: cfg.custom_metadata_fields.clone(),
+            manifest_cache_entries: cfg.manifest_cache.max_entries,
+            manifest_cache_ttl: cfg.manifest_cache.retention,
+            indexes_cache_bytes: cfg.indexes_cache.size_bytes,
+            indexes_cache_ttl: cfg.indexes_cache.retention,
             ..Self::new(cfg.chunk_size)
         })
     }
