@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# S3 backend: installs (pinned, cached) and starts MinIO on 127.0.0.1, runs the
+# tsm-backend-s3 tests against it (contract suite, MinIO tests, fault test that stops and
+# restarts the server), and always stops MinIO.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+cd "$TSM_ROOT"
+minio="$TSM_ROOT/scripts/services/minio.sh"
+
+bash "$minio" install
+trap 'bash "$minio" stop' EXIT
+bash "$minio" start
+eval "$(bash "$minio" env)"
+export TSM_TEST_S3_STOP_CMD="bash '$minio' pause"
+export TSM_TEST_S3_START_CMD="bash '$minio' start"
+unset TSM_SKIP_S3
+cargo test --locked -p tsm-backend-s3 -- --test-threads 4
