@@ -414,6 +414,14 @@ fn unknown_keys_are_accepted_and_secrets_never_in_debug() {
     ]);
     assert_eq!(c.storage.get("aws.secret.access.key"), Some("SUPERSECRET"));
     assert!(!format!("{c:?}").contains("SUPERSECRET"));
+    // A backend's typed getter on a secret key never shows the value.
+    let e = c
+        .storage
+        .get_bool("aws.secret.access.key", false)
+        .expect_err("not a bool");
+    assert_eq!(e.key, "storage.aws.secret.access.key");
+    assert_eq!(e.value, "<redacted>");
+    assert!(!e.to_string().contains("SUPERSECRET"));
 }
 
 #[test]

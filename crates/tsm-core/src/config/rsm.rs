@@ -387,7 +387,8 @@ impl RsmConfig {
 
         Ok(Self {
             backend,
-            storage: StorageConfig::new(storage_values),
+            storage: StorageConfig::new(storage_values)
+                .with_secret_keys(backend.keys.iter().filter(|k| k.secret).map(|k| k.name)),
             chunk_size,
             compression_enabled,
             compression_heuristic_enabled,

@@ -54,6 +54,8 @@ pub struct ConfigKeyDoc {
 #[derive(Clone, Default)]
 pub struct StorageConfig {
     values: BTreeMap<String, String>,
+    /// Keys (without `storage.`) whose values are secrets: errors show `<redacted>`.
+    secret_keys: Vec<&'static str>,
 }
 
 impl std::fmt::Debug for StorageConfig {
@@ -68,7 +70,26 @@ impl std::fmt::Debug for StorageConfig {
 impl StorageConfig {
     /// From keys with `storage.` already stripped.
     pub fn new(values: BTreeMap<String, String>) -> Self {
-        Self { values }
+        Self {
+            values,
+            secret_keys: Vec::new(),
+        }
+    }
+
+    /// Marks the keys (without `storage.`) whose values must never appear in errors;
+    /// [`super::RsmConfig::from_props`] passes the backend's [`ConfigKeyDoc::secret`] keys.
+    pub fn with_secret_keys(mut self, keys: impl IntoIterator<Item = &'static str>) -> Self {
+        self.secret_keys.extend(keys);
+        self
+    }
+
+    /// `value` as an error may show it: `<redacted>` for a secret key.
+    pub fn shown<'a>(&self, key: &str, value: &'a str) -> &'a str {
+        if self.secret_keys.contains(&key) {
+            "<redacted>"
+        } else {
+            value
+        }
     }
 
     /// Raw value of `storage.<key>` (trimmed), `None` when absent or empty.
@@ -98,7 +119,7 @@ impl StorageConfig {
             Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
             Some(v) => Err(ConfigError::new(
                 format!("storage.{key}"),
-                v,
+                self.shown(key, v),
                 "true or false",
             )),
         }
@@ -115,7 +136,7 @@ impl StorageConfig {
                 .ok_or_else(|| {
                     ConfigError::new(
                         format!("storage.{key}"),
-                        v,
+                        self.shown(key, v),
                         format!("an integer from {min} to {max}"),
                     )
                 }),
