@@ -135,14 +135,29 @@ impl RemoteStorageManager {
         let cfg = RsmConfig::from_props(props, backends)?;
         let opts = EngineOptions::from_config(&cfg)?;
         let backend = (cfg.backend.build)(cfg.storage.clone()).await?;
-        // TODO(core-store wrappers): wrap `backend` with the rate limit
-        // (`upload.rate.limit.bytes.per.second`) and metrics wrappers once they land.
-        Ok(Self::new(backend, opts))
+        // Backend metrics, and the upload rate limit on every byte uploaded.
+        let registry = MetricsRegistry::new();
+        let backend = crate::backend::layers::layered(
+            backend,
+            cfg.upload_rate_limit_bytes_per_second,
+            &registry,
+        );
+        Ok(Self::with_registry(backend, opts, registry))
     }
 
-    /// An engine over an already built backend (Rust tools, tests).
+    /// An engine over an already built backend (Rust tools, tests). The backend is used
+    /// as given (wrap it with `backend::layers::layered` for metrics and rate limit).
     pub fn new(backend: Arc<dyn StorageBackend>, opts: EngineOptions) -> Self {
-        let registry = MetricsRegistry::new();
+        Self::with_registry(backend, opts, MetricsRegistry::new())
+    }
+
+    /// As [`RemoteStorageManager::new`], recording cache metrics into `registry` (share it
+    /// with backend wrappers to get one snapshot).
+    pub fn with_registry(
+        backend: Arc<dyn StorageBackend>,
+        opts: EngineOptions,
+        registry: MetricsRegistry,
+    ) -> Self {
         let manifests = AsyncCache::builder("manifest")
             .bound(
                 opts.manifest_cache_entries
