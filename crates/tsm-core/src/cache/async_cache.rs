@@ -146,7 +146,7 @@ impl CacheMetrics {
 }
 
 /// A bounded async cache with single-flight loading; cheap to clone (shared). See the
-/// [module docs](self).
+/// [module docs](crate::cache::async_cache).
 pub struct AsyncCache<K, V> {
     inner: moka::future::Cache<K, V>,
     metrics: Arc<CacheMetrics>,

@@ -20,8 +20,8 @@
 //! }
 //! ```
 
-mod async_cache;
-mod chunk;
+pub mod async_cache;
+pub mod chunk;
 mod shared_error;
 
 pub use async_cache::{AsyncCache, AsyncCacheBuilder, Bound};

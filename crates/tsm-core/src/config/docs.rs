@@ -1,4 +1,4 @@
-//! Renders `docs/configuration.md` from [`CONFIG_KEYS`](super::CONFIG_KEYS) and each
+//! Renders `docs/configuration.md` from [`CONFIG_KEYS`] and each
 //! backend's [`BackendKind::keys`]. Output only; a test in the crate that links every
 //! backend compares it with the committed file.
 
