@@ -326,3 +326,67 @@ async fn async_cache_entry_bound_ttl_and_metrics() {
     );
     assert_eq!(registry.snapshot().counter("cache.ttl.hits"), 1);
 }
+
+#[tokio::test]
+async fn memory_chunk_cache_bounded_in_bytes_and_prefetch_insert() {
+    let registry = MetricsRegistry::new();
+    let cache = ChunkCache::memory(Bound::Bytes(3000), None, &registry);
+    for i in 0..10 {
+        cache.insert(ChunkKey::new("o", i), chunk(i)).await;
+    }
+    cache.run_pending_tasks().await;
+    assert!(cache.weighted_size() <= 3000, "{}", cache.weighted_size());
+    assert!(cache.disk_dir().is_none());
+    let k = ChunkKey::new("p", 0);
+    cache.insert(k.clone(), chunk(5)).await;
+    assert!(cache.contains(&k));
+    let got = cache
+        .get_or_load(k, async {
+            Err::<Bytes, String>("prefetched, must hit".into())
+        })
+        .await
+        .expect("hit");
+    assert_eq!(got, chunk(5));
+    assert!(registry.snapshot().counter("cache.chunk.hits") >= 1);
+}
+
+#[tokio::test]
+async fn disk_chunk_cache_prefetch_insert_and_replace() {
+    let base = tempfile::tempdir().expect("dir");
+    let cache = ChunkCache::disk(base.path(), Bound::Unbounded, None, &MetricsRegistry::new())
+        .expect("disk cache");
+    let own = base.path().join(DISK_CACHE_DIR);
+    let k = ChunkKey::new("p", 0);
+    cache.insert(k.clone(), chunk(1)).await;
+    cache.insert(k.clone(), chunk(2)).await; // replaces: the old file goes
+    cache.run_pending_tasks().await;
+    assert!(cache.contains(&k));
+    assert_eq!(
+        files(&own, ".chunk").len(),
+        1,
+        "{:?}",
+        files(&own, ".chunk")
+    );
+    let got = cache
+        .get_or_load(k, async { Err::<Bytes, String>("must hit".into()) })
+        .await
+        .expect("hit");
+    assert_eq!(got, chunk(2));
+}
+
+#[test]
+fn no_chunk_cache_when_class_unset() {
+    let cfg = ChunkCacheConfig {
+        kind: None,
+        size_bytes: None,
+        retention: None,
+        prefetch_max_size: 0,
+        get_timeout: Duration::from_secs(10),
+        thread_pool_size: 0,
+    };
+    assert!(
+        ChunkCache::from_config(&cfg, &MetricsRegistry::new())
+            .expect("ok")
+            .is_none()
+    );
+}

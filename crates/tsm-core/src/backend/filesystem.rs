@@ -648,14 +648,20 @@ mod tests {
         let ro = dir.path().join("ro");
         std::fs::create_dir(&ro).unwrap();
         std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
-        // Root ignores permissions; only check when the probe really fails.
-        if std::fs::write(ro.join("x"), b"").is_ok() {
-            return;
+        // The superuser ignores permissions; check this case only when the probe fails.
+        if std::fs::write(ro.join("x"), b"").is_err() {
+            let e = FilesystemBackend::new(&ro).unwrap_err();
+            assert_eq!(e.key, "storage.root");
+            assert!(e.allowed.contains("cannot create a file"), "{e}");
         }
-        let e = FilesystemBackend::new(&ro).unwrap_err();
-        assert_eq!(e.key, "storage.root");
-        assert!(e.allowed.contains("cannot create a file"), "{e}");
+        // A root that cannot be created (its parent is a file): refused for anyone.
         let file = dir.path().join("f");
+        std::fs::write(&file, b"").unwrap();
+        let e = FilesystemBackend::new(file.join("sub")).unwrap_err();
+        assert_eq!(e.key, "storage.root");
+        assert!(e.allowed.contains("cannot create it"), "{e}");
+        assert!(e.to_string().contains("f/sub"), "{e}");
+        let file = dir.path().join("g");
         std::fs::write(&file, b"").unwrap();
         let e = FilesystemBackend::new(&file).unwrap_err();
         assert_eq!(e.key, "storage.root");
