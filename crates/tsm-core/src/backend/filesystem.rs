@@ -6,7 +6,8 @@
 //!
 //! # Atomic uploads
 //! An upload streams into a temporary file `<name>.tsm-tmp-<pid>-<n>` in the target's
-//! directory, `fsync`s it, renames it over the target and `fsync`s the directory. A crash
+//! directory, `fsync`s it, renames it over the target and `fsync`s the directory (and,
+//! when it had to create directories, every ancestor up to the root). A crash
 //! leaves at worst a temporary file (never listed, never fetched), never a partial object.
 //! Readers that opened the old file keep reading the old bytes.
 //!
@@ -185,15 +186,20 @@ impl FilesystemBackend {
     }
 
     /// Creates the temp file, re-creating the parent directory if a concurrent delete
-    /// removed it between `create_dir_all` and the open.
+    /// removed it between `create_dir_all` and the open. Also returns whether directories
+    /// had to be created (their entries then need an `fsync` of their parents too).
     async fn create_temp(
         &self,
         key: &ObjectKey,
         temp: &Path,
-    ) -> Result<tokio::fs::File, BackendError> {
+    ) -> Result<(tokio::fs::File, bool), BackendError> {
         let parent = temp.parent().unwrap_or(&self.root);
         let mut attempts = 0;
+        let mut created_dirs = false;
         loop {
+            if !tokio::fs::try_exists(parent).await.unwrap_or(false) {
+                created_dirs = true;
+            }
             tokio::fs::create_dir_all(parent)
                 .await
                 .map_err(|e| io_error(key, "cannot create the object's directory", e))?;
@@ -203,7 +209,7 @@ impl FilesystemBackend {
                 .open(temp)
                 .await
             {
-                Ok(f) => return Ok(f),
+                Ok(f) => return Ok((f, created_dirs)),
                 Err(e) if e.kind() == io::ErrorKind::NotFound && attempts < 5 => attempts += 1,
                 Err(e) => return Err(io_error(key, "cannot create the temporary file", e)),
             }
@@ -260,7 +266,7 @@ impl StorageBackend for FilesystemBackend {
     ) -> Result<u64, BackendError> {
         let path = self.path_of(key)?;
         let temp = self.temp_path(&path);
-        let mut file = self.create_temp(key, &temp).await?;
+        let (mut file, created_dirs) = self.create_temp(key, &temp).await?;
         let mut guard = TempGuard(Some(temp.clone()));
         let mut written: u64 = 0;
         while let Some(item) = body.next().await {
@@ -292,10 +298,17 @@ impl StorageBackend for FilesystemBackend {
             BackendError::other(key, "cannot rename the temporary file over the object", e)
         })?;
         guard.0 = None;
-        if let Some(parent) = path.parent() {
-            sync_dir(parent)
+        // Make the rename durable; when directories were created, their entries too
+        // (every ancestor up to the root).
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            sync_dir(d)
                 .await
                 .map_err(|e| io_error(key, "cannot fsync the object's directory", e))?;
+            if !created_dirs || d == self.root.as_path() || !d.starts_with(self.root.as_path()) {
+                break;
+            }
+            dir = d.parent();
         }
         Ok(written)
     }
