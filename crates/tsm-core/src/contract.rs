@@ -499,6 +499,42 @@ pub async fn failed_upload_not_visible(b: &dyn StorageBackend, opts: &ContractOp
     cleanup(b, &[key]).await;
 }
 
+/// With `key.prefix.mask` on, NotFound and InvalidRange errors name the key with
+/// `<prefix>` in place of the configured prefix and never show the prefix itself.
+pub async fn masked_prefix_not_in_errors(b: &dyn StorageBackend, opts: &ContractOptions) {
+    let masked = |name: &str| {
+        ObjectKey::new(
+            &opts.prefix,
+            &format!("masked_prefix_not_in_errors/{name}"),
+            true,
+        )
+    };
+    let secret = opts.prefix.trim_end_matches('/');
+    if secret.is_empty() {
+        return; // No prefix to mask.
+    }
+    let missing = masked("missing.log");
+    let err = get_err(b, &missing, None).await;
+    assert!(err.is_not_found(), "{b}: missing {missing}: {err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("<prefix>/") && !msg.contains(secret),
+        "{b}: NotFound error leaks the masked prefix or lacks the key: {msg}"
+    );
+    let key = masked("a.log");
+    let data = pattern(600, 0, 10);
+    put(b, &key, &data).await;
+    let err = get_err(b, &key, Some(range(10, 20))).await;
+    let msg = err.to_string();
+    assert!(
+        matches!(err, BackendError::InvalidRange { .. })
+            && msg.contains("<prefix>/")
+            && !msg.contains(secret),
+        "{b}: InvalidRange error leaks the masked prefix or lacks the key: {msg}"
+    );
+    cleanup(b, &[key]).await;
+}
+
 /// `list` returns exactly the keys starting with a raw prefix (not only a directory),
 /// with their sizes.
 pub async fn list_by_prefix(b: &dyn StorageBackend, opts: &ContractOptions) {
@@ -567,6 +603,7 @@ pub async fn run_all(b: &dyn StorageBackend, opts: &ContractOptions) {
     concurrent_uploads(b, opts).await;
     large_object_streamed(b, opts).await;
     failed_upload_not_visible(b, opts).await;
+    masked_prefix_not_in_errors(b, opts).await;
     list_by_prefix(b, opts).await;
 }
 
