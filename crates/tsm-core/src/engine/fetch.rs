@@ -177,11 +177,25 @@ pub(super) async fn fetch(
             detail: format!("chunk index has no chunks for bytes {start}-{last} of {size}"),
         })?;
     tracing::debug!(start, last, chunks = ?chunks, key = %keys.log, "fetching chunks");
+    let index = Arc::new(index);
+    let transform = segment.transform.clone();
+    if let Some(cache) = &inner.chunks {
+        return Ok(super::cached::cached_stream(
+            inner.clone(),
+            cache.clone(),
+            keys.log,
+            index,
+            transform,
+            chunks,
+            start,
+            last,
+        ));
+    }
     Ok(chunk_stream(
         inner.clone(),
         keys.log,
-        Arc::new(index),
-        segment.transform.clone(),
+        index,
+        transform,
         chunks,
         start,
         last,
@@ -242,7 +256,12 @@ pub(crate) fn chunk_stream(
 }
 
 /// A restore failure: corrupt data, naming the object, chunk and byte ranges.
-fn read_error(key: &ObjectKey, index: &ChunkIndex, n: u64, e: TransformError) -> RsmError {
+pub(super) fn read_error(
+    key: &ObjectKey,
+    index: &ChunkIndex,
+    n: u64,
+    e: TransformError,
+) -> RsmError {
     let place = match index.chunk(n) {
         Some(s) => format!(
             "chunk {n} (original bytes {}-{}, stored bytes {}-{})",
@@ -260,9 +279,9 @@ fn read_error(key: &ObjectKey, index: &ChunkIndex, n: u64, e: TransformError) ->
 }
 
 /// A run of adjacent chunks fetched by one GET.
-struct Group {
-    chunks: Range<u64>,
-    range: ByteRange,
+pub(super) struct Group {
+    pub(super) chunks: Range<u64>,
+    pub(super) range: ByteRange,
 }
 
 /// Cuts `next..end` into [`Group`]s lazily.
@@ -309,7 +328,7 @@ impl Iterator for Groups {
 }
 
 /// One ranged GET, cut into stored chunks as bytes arrive.
-async fn fetch_group(
+pub(super) async fn fetch_group(
     inner: Arc<Inner>,
     key: ObjectKey,
     index: Arc<ChunkIndex>,

@@ -20,6 +20,7 @@
 //! [`RsmError::Closed`] while calls and streams in flight keep the shared state alive
 //! (`Arc`) and finish normally.
 
+mod cached;
 mod copy;
 mod delete;
 mod fetch;
@@ -36,7 +37,7 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use tracing::Instrument;
 
-use crate::cache::{AsyncCache, Bound};
+use crate::cache::{AsyncCache, Bound, ChunkCache};
 use crate::config::RsmConfig;
 use crate::custom_metadata::CustomMetadata;
 use crate::keys::SegmentKeys;
@@ -69,6 +70,8 @@ pub(crate) struct Inner {
     pub(crate) manifests: AsyncCache<String, Arc<fetch::Segment>>,
     /// (`.indexes` key, index) -> the index's original bytes.
     pub(crate) indexes: AsyncCache<(String, IndexType), Bytes>,
+    /// Restored chunks (`fetch.chunk.cache.*`), when configured.
+    pub(crate) chunks: Option<ChunkCache>,
     closed: AtomicBool,
 }
 
@@ -142,7 +145,17 @@ impl RemoteStorageManager {
             cfg.upload_rate_limit_bytes_per_second,
             &registry,
         );
-        Ok(Self::with_registry(backend, opts, registry))
+        let chunks = ChunkCache::from_config(&cfg.chunk_cache, &registry)?;
+        Ok(Self::with_registry(backend, opts, registry).with_chunk_cache(chunks))
+    }
+
+    /// Puts `cache` in front of chunk downloads (see `engine/cached.rs`); call right after
+    /// construction (later calls, once the engine is shared, have no effect).
+    pub fn with_chunk_cache(mut self, cache: Option<ChunkCache>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.chunks = cache;
+        }
+        self
     }
 
     /// An engine over an already built backend (Rust tools, tests). The backend is used
@@ -183,6 +196,7 @@ impl RemoteStorageManager {
                 registry,
                 manifests,
                 indexes,
+                chunks: None,
                 closed: AtomicBool::new(false),
             }),
         }

@@ -49,6 +49,9 @@ pub struct EngineOptions {
     /// Upper bound of one coalesced ranged GET on fetch (stored bytes); a single chunk
     /// larger than this is still fetched in one GET.
     pub max_get_bytes: u64,
+    /// `fetch.chunk.cache.prefetch.max.size`: stored bytes downloaded ahead of a read into
+    /// the chunk cache (only with a chunk cache).
+    pub prefetch_max_size: u64,
     /// Manifest cache bound (`fetch.manifest.cache.size`, entries; `None` = unbounded).
     /// Cached manifests hold the unwrapped data key, so an RSA unwrap happens once per
     /// segment, not per fetch.
@@ -96,6 +99,7 @@ impl EngineOptions {
             custom_metadata_max_bytes: CUSTOM_METADATA_MAX_BYTES,
             max_in_flight: tsm_codec::pipeline::default_max_in_flight(),
             max_get_bytes: DEFAULT_MAX_GET_BYTES,
+            prefetch_max_size: 0,
             manifest_cache_entries: Some(1000),
             manifest_cache_ttl: Some(Duration::from_secs(3600)),
             indexes_cache_bytes: Some(10 * 1024 * 1024),
@@ -132,6 +136,7 @@ impl EngineOptions {
             key_prefix: cfg.key_prefix.clone(),
             key_prefix_mask: cfg.key_prefix_mask,
             custom_metadata_fields: cfg.custom_metadata_fields.clone(),
+            prefetch_max_size: u64::from(cfg.chunk_cache.prefetch_max_size),
             manifest_cache_entries: cfg.manifest_cache.max_entries,
             manifest_cache_ttl: cfg.manifest_cache.retention,
             indexes_cache_bytes: cfg.indexes_cache.size_bytes,
