@@ -169,7 +169,7 @@ pub fn await_op(op: u64, timeout_ms: i64) -> i32 {
             return status::CLOSED;
         };
         let wait = Duration::from_millis(timeout_ms.clamp(1, 60_000) as u64);
-        match rt.block_on(tokio::time::timeout(wait, jh)) {
+        match rt.block_on(async { tokio::time::timeout(wait, jh).await }) {
             Err(_elapsed) => return status::PENDING,
             Ok(Ok(r)) => *st = State::Done(r),
             Ok(Err(join)) => {
