@@ -27,7 +27,6 @@ use tsm_core::{RemoteStorageManager, RsmError};
 const MIB: u32 = 1024 * 1024;
 
 async fn round_trip(engine: &RemoteStorageManager, world: &World, seg: &Segment, what: &str) {
-    let t0 = std::time::Instant::now();
     let custom = engine
         .copy_log_segment_data(&seg.metadata, &seg.data)
         .await
@@ -60,7 +59,6 @@ async fn round_trip(engine: &RemoteStorageManager, world: &World, seg: &Segment,
         .await
         .expect_err("fetch index after delete");
     assert!(e.is_not_found(), "{what}: fetch_index after delete: {e}");
-    eprintln!("{what}: {:?}", t0.elapsed());
 }
 
 async fn check_ranges(engine: &RemoteStorageManager, seg: &Segment, what: &str) {
@@ -137,9 +135,7 @@ fn segment_sizes(chunk: u32) -> Vec<usize> {
 
 async fn run_matrix(compression: CompressionMode) {
     let world = World::new();
-    let t0 = std::time::Instant::now();
     let ring = key_ring(world.dir.path(), "k1", 0);
-    eprintln!("key ring: {:?}", t0.elapsed());
     let seg_dir = world.path("segments");
     for encrypt in [false, true] {
         // 64 KiB stands for "4 MiB" in the small-size sweep below; the real 4 MiB chunk
