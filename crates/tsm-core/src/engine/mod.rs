@@ -1,15 +1,17 @@
 //! The RemoteStorageManager engine: copy, ranged fetch, fetchIndex, delete (KIP-405).
 //!
 //! Data flow (object-format-v1):
-//! - [`copy`]: the broker's segment files -> chunks of `chunk.size` (tsm-codec) ->
+//! - `copy.rs`: the broker's segment files -> chunks of `chunk.size` (tsm-codec) ->
 //!   compress / encrypt ([`crate::transform`], tsm-codec's ordered bounded-parallel
 //!   pipeline) -> `.log` upload while reading; then `.indexes`; then `.rsm-manifest`
 //!   (the commit marker). Any failure deletes all three keys (best effort).
-//! - [`fetch`]: manifest -> chunk index -> the chunks overlapping the range, adjacent chunks
-//!   coalesced into ranged GETs of at most [`EngineOptions::max_get_bytes`] -> decrypt /
-//!   decompress -> the exact byte range, lazily.
-//! - [`index`]: one ranged GET of one index's stored bytes in `.indexes`.
-//! - [`delete`]: the three keys in one batched delete; idempotent.
+//! - `fetch.rs`: manifest (cached) -> chunk index -> the chunks overlapping the range,
+//!   adjacent chunks coalesced into ranged GETs of at most
+//!   [`EngineOptions::max_get_bytes`] -> decrypt / decompress -> the exact byte range,
+//!   lazily; `cached.rs` does the same through the chunk cache with prefetch when
+//!   `fetch.chunk.cache.class` is set.
+//! - `index.rs`: one ranged GET of one index's stored bytes in `.indexes` (cached).
+//! - `delete.rs`: the three keys in one batched delete; idempotent.
 //!
 //! Reads and delete honour `object_prefix` / `object_key` from the segment's KIP-917 custom
 //! metadata ([`crate::keys::SegmentKeys::for_read`]).
@@ -19,6 +21,13 @@
 //! state; [`RemoteStorageManager::close`] flips a flag so new calls fail with
 //! [`RsmError::Closed`] while calls and streams in flight keep the shared state alive
 //! (`Arc`) and finish normally.
+//!
+//! # Metrics and tracing
+//! `copy.*`, `fetch.*` (time to open the stream: manifest and range checks),
+//! `fetch.index.*`, `delete.*` counts, errors and latencies, `bytes.uploaded` /
+//! `bytes.downloaded`, plus `cache.<name>.*` and, through `configure`, the backend
+//! wrappers' metrics, all in [`RemoteStorageManager::metrics`]. Each call runs in a
+//! `tracing` span (`copy`, `fetch`, `fetch_index`, `delete`) naming the segment.
 
 mod cached;
 mod copy;
