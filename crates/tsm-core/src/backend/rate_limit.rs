@@ -58,7 +58,7 @@ impl TokenBucket {
         if s.tokens >= 0.0 {
             Duration::ZERO
         } else {
-            Duration::from_secs_f64(-s.tokens / self.rate)
+            Duration::try_from_secs_f64(-s.tokens / self.rate).unwrap_or(Duration::MAX)
         }
     }
 
