@@ -1,5 +1,6 @@
 //! Integration tests of tsm-codec, one binary (modules by area).
 
+mod compression;
 mod heuristic;
 mod index_model;
 mod kafka;
