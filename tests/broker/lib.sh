@@ -24,7 +24,8 @@ plugin_jar() {
     rm -f "$blog"
     die "the plugin build failed: crates/tsm-jni/build.sh (output above)"
   fi
-  out=$(tail -1 "$blog")
+  # The last line is the jar path; Maven may leave colour escapes (ESC[0m) on stdout.
+  out=$(tail -n 1 "$blog" | sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
   rm -f "$blog"
   [ -f "$out" ] || die "crates/tsm-jni/build.sh did not print an existing jar path as its last line (got '$out')"
   echo "$out"
