@@ -422,3 +422,65 @@ async fn kind_builds_from_java_plugin_keys() {
         .unwrap();
     assert_eq!(back, b"hello");
 }
+
+/// One test per property of tsm-core's backend contract suite, each on its own bucket,
+/// with 256 KiB resumable chunks so the large object spans several chunks.
+macro_rules! contract {
+    ($($name:ident),* $(,)?) => {
+        mod contract {
+            use super::*;
+            use tsm_core::contract::{self, ContractOptions};
+
+            fn opts() -> ContractOptions {
+                ContractOptions::default().with_large_object_size(3 * Q as u64 + 1)
+            }
+
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some((b, _)) = backend().await else { return };
+                    contract::$name(&b, &opts()).await;
+                }
+            )*
+        }
+    };
+}
+
+contract!(
+    upload_fetch_delete,
+    overwrite_keeps_latest,
+    ranged_reads,
+    range_past_end_clamped,
+    range_start_past_end_invalid,
+    zero_byte_object,
+    missing_key_not_found,
+    delete_missing_keys,
+    delete_many_keys,
+    concurrent_uploads,
+    large_object_streamed,
+    failed_upload_not_visible,
+    list_by_prefix,
+);
+
+/// The whole suite again with the production default chunk size (25 MiB), built from the
+/// Java plugin's keys through [`KIND`], with the large object just over one chunk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_suite_with_default_chunk_size() {
+    let Some(endpoint) = endpoint() else { return };
+    let bucket = unique_bucket();
+    create_bucket(&endpoint, &bucket).await;
+    let map: BTreeMap<String, String> = [
+        ("gcs.bucket.name", bucket.as_str()),
+        ("gcs.endpoint.url", endpoint.as_str()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let mut config = GcsConfig::from_storage(&StorageConfig::new(map)).unwrap();
+    config.max_attempts = 2;
+    let b = GcsBackend::new(config).await.unwrap();
+    let opts = tsm_core::contract::ContractOptions::default()
+        .with_large_object_size(25 * 1024 * 1024 + 1)
+        .with_many_keys(50);
+    tsm_core::contract::run_all(&b, &opts).await;
+}
