@@ -224,6 +224,15 @@ impl ChunkIndex {
         sizes_codec::encode_manifest_string(&sizes, level)
     }
 
+    /// Heap bytes held by this index (8 per chunk for `variable`, 0 for `fixed`), for
+    /// weighing it in a size-bounded cache; add `size_of::<ChunkIndex>()` for the inline part.
+    pub fn heap_bytes(&self) -> usize {
+        match &self.layout {
+            Layout::Fixed(_) => 0,
+            Layout::Variable { ends } => std::mem::size_of_val(&**ends),
+        }
+    }
+
     /// `true` for a `fixed` index, `false` for `variable`.
     pub fn is_fixed(&self) -> bool {
         matches!(self.layout, Layout::Fixed(_))

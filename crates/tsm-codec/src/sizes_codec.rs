@@ -272,6 +272,15 @@ mod tests {
             decode_manifest_string(&STANDARD.encode(&other)).expect("level 19"),
             [10, 20, 30]
         );
+        // With a checksum (and any other frame parameter) as long as the size is recorded.
+        let mut c = zstd::bulk::Compressor::new(3).expect("compressor");
+        c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
+            .expect("param");
+        let with_checksum = c.compress(&codec).expect("compress");
+        assert_eq!(
+            decode_manifest_string(&STANDARD.encode(&with_checksum)).expect("checksum"),
+            [10, 20, 30]
+        );
         // No content size.
         let mut enc = zstd::stream::Encoder::new(Vec::new(), 3).expect("encoder");
         enc.include_contentsize(false).expect("param");

@@ -159,6 +159,13 @@ fn constructors_validate() {
     // Debug does not dump per-chunk data.
     let big = ChunkIndex::variable(1, 10_000, vec![1; 10_000]).expect("valid");
     assert!(format!("{big:?}").len() < 300);
+    assert_eq!(big.heap_bytes(), 80_000, "8 bytes per chunk");
+    assert_eq!(
+        ChunkIndex::fixed(1, 1 << 40, 1, 1)
+            .expect("valid")
+            .heap_bytes(),
+        0
+    );
 }
 
 #[test]
