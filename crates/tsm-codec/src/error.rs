@@ -34,7 +34,8 @@ pub enum CodecError {
     IndexTooLarge(String),
 
     /// An original chunk handed to [`crate::ChunkIndexBuilder`] does not have the length the
-    /// chunking rule requires (every chunk `chunk.size` bytes except the last).
+    /// chunking rule requires (every chunk `chunk.size` bytes except the last, none empty).
+    /// `expected` 0 means no chunk may follow the short last chunk.
     #[error("chunk {index}: original length {actual} bytes, expected {expected} bytes")]
     ChunkLength {
         /// Zero-based chunk number.
