@@ -34,21 +34,23 @@ esac
 features=()
 if [ -n "${TSM_JNI_FEATURES:-}" ]; then features=(--features "$TSM_JNI_FEATURES"); fi
 echo "[tsm-jni] cargo build --profile $profile -p tsm-jni ${features[*]}" >&2
-(cd "$root" && cargo build --profile "$profile" -p tsm-jni "${features[@]}")
+(cd "$root" && cargo build --profile "$profile" -p tsm-jni "${features[@]}") >&2
 outdir=$([ "$profile" = dev ] && echo debug || echo "$profile")
 
 native="$here/target/native/io/tsm/kafka/native/$platform"
 mkdir -p "$native"
 cp "$CARGO_TARGET_DIR/$outdir/$lib" "$native/$lib"
 
-mvn_args=(-B -ntp -f "$here/pom.xml" package)
+# slf4j-simple opens its test log file (pom.xml) only if the folder exists.
+mkdir -p "$here/target/test-work"
+mvn_args=(-B -ntp -Dstyle.color=never -f "$here/pom.xml" package)
 # Quiet when only packaging; with tests, keep Surefire's summary ("Tests run: ...").
 if $skip_tests; then mvn_args+=(-q -DskipTests); fi
 echo "[tsm-jni] mvn ${mvn_args[*]} ${MAVEN_ARGS:-}" >&2
 # shellcheck disable=SC2086
-mvn "${mvn_args[@]}" ${MAVEN_ARGS:-}
+mvn "${mvn_args[@]}" ${MAVEN_ARGS:-} >&2
 
 version=$(grep -m1 -o "<version>[^<]*</version>" "$here/pom.xml" | sed "s:</\?version>::g")
 jar="$here/target/tsm-kafka-plugin-$version.jar"
 [ -f "$jar" ] || { echo "build.sh: $jar was not produced" >&2; exit 1; }
-echo "$jar"
+printf "\n%s\n" "$jar"

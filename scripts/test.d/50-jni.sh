@@ -12,7 +12,10 @@ command -v mvn >/dev/null || die "mvn not found: install Maven (e.g. apt-get ins
 command -v jar >/dev/null || die "jar not found: install a full JDK (openjdk-17-jdk-headless)"
 
 log "building the plugin jar and running its JUnit tests"
-jar_path=$(crates/tsm-jni/build.sh | tail -n 1)
+if ! jar_path=$(crates/tsm-jni/build.sh | tail -n 1); then
+  tail -n 60 crates/tsm-jni/target/test-work/slf4j-test.log 2>/dev/null || true
+  die "crates/tsm-jni/build.sh failed (JUnit reports: crates/tsm-jni/target/surefire-reports)"
+fi
 [ -f "$jar_path" ] || die "build.sh did not print a jar path (got: $jar_path)"
 log "jar: $jar_path"
 

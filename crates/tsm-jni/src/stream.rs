@@ -84,7 +84,10 @@ pub fn read(handle: u64, max: usize, timeout_ms: i64) -> ReadOutcome {
         let Some(stream) = inner.stream.as_mut() else {
             return ReadOutcome::Code(READ_EOF);
         };
-        match s.rt.block_on(async { tokio::time::timeout(wait, stream.next()).await }) {
+        match s
+            .rt
+            .block_on(async { tokio::time::timeout(wait, stream.next()).await })
+        {
             Err(_elapsed) => return ReadOutcome::Code(READ_PENDING),
             Ok(None) => {
                 inner.stream = None;

@@ -205,6 +205,50 @@ class TsmRemoteStorageManagerTest {
     }
 
     @Test
+    void interruptDuringANativeWaitEndsItPromptly() throws Exception {
+        long op = NativeBridge.testHook(rsm.nativeHandle(), 4, "");
+        CountDownLatch waiting = new CountDownLatch(1);
+        Throwable[] outcome = new Throwable[1];
+        boolean[] flagRestored = new boolean[1];
+        Thread waiter = new Thread(() -> {
+            waiting.countDown();
+            try {
+                Calls.await(op, "never ending");
+            } catch (Throwable t) {
+                outcome[0] = t;
+                flagRestored[0] = Thread.currentThread().isInterrupted();
+            }
+        });
+        waiter.start();
+        waiting.await();
+        waiter.interrupt();
+        waiter.join();
+        assertTrue(outcome[0] instanceof RemoteStorageException, String.valueOf(outcome[0]));
+        assertTrue(outcome[0].getMessage().contains("interrupted"), outcome[0].getMessage());
+        assertTrue(flagRestored[0], "interrupt flag restored");
+        assertNoLeaks();
+    }
+
+    @Test
+    void nativeWarningsAndErrorsReachSlf4j() throws Exception {
+        String logFile = System.getProperty("org.slf4j.simpleLogger.logFile");
+        org.junit.jupiter.api.Assumptions.assumeTrue(logFile != null && !logFile.equals("System.err"),
+                "slf4j-simple writes to a file only under the Maven build (pom.xml)");
+        String marker = "native-log-marker-" + java.util.UUID.randomUUID();
+        NativeBridge.testHook(0, 3, marker);
+        Path file = Path.of(logFile);
+        // The log pump drains asynchronously: poll, bounded.
+        String text = "";
+        for (int i = 0; i < 200 && !(text.contains("WARN io.tsm.kafka.native.tsm_jni.test - " + marker)
+                && text.contains("ERROR io.tsm.kafka.native.tsm_jni.test - " + marker)); i++) {
+            Thread.sleep(25);
+            text = java.nio.file.Files.exists(file) ? java.nio.file.Files.readString(file) : "";
+        }
+        assertTrue(text.contains("WARN io.tsm.kafka.native.tsm_jni.test - " + marker), "warn reached SLF4J");
+        assertTrue(text.contains("ERROR io.tsm.kafka.native.tsm_jni.test - " + marker), "error reached SLF4J");
+    }
+
+    @Test
     void sixteenThreadsFetchConcurrently() throws Exception {
         List<Fixtures.Segment> segments = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
