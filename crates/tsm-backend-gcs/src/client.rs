@@ -143,6 +143,9 @@ impl GcsClient {
             .storage
             .write_object(self.bucket_path.clone(), key.as_str(), source)
             .set_content_type("application/octet-stream")
+            // tsm never rewrites a key with different bytes (object names carry segment
+            // ids), so a repeated write is harmless: let the SDK retry the session start.
+            .with_idempotency(true)
             .send_buffered()
             .await;
         let object = match result {
@@ -203,22 +206,50 @@ impl GcsClient {
                 let bucket = self.bucket.clone();
                 let key = key.clone();
                 let op = Op::Fetch(range);
-                let body = futures::stream::unfold(response, |mut response| async move {
-                    let item = response.next().await?;
-                    Some((item, response))
+                // A valid inclusive range always has at least one byte. A ranged answer
+                // that ends empty means the range started at or past the end (some
+                // emulators answer 200 with no body, or a `Content-Range: bytes 0--1/0`
+                // on empty objects, where GCS answers 416): report InvalidRange then.
+                let state = (Some(response), false);
+                let body = futures::stream::unfold(state, move |(response, got_bytes)| {
+                    let bucket = bucket.clone();
+                    let key = key.clone();
+                    async move {
+                        let mut response = response?;
+                        match response.next().await {
+                            Some(Ok(b)) => {
+                                let got = got_bytes || !b.is_empty();
+                                Some((Ok(b), (Some(response), got)))
+                            }
+                            Some(Err(e)) => {
+                                let e = classify(&bucket, &key, op, Failure::from_sdk(e));
+                                Some((Err(e), (None, got_bytes)))
+                            }
+                            None => match range {
+                                Some(range) if !got_bytes => {
+                                    let e = BackendError::InvalidRange {
+                                        key,
+                                        range,
+                                        size: None,
+                                    };
+                                    Some((Err(e), (None, got_bytes)))
+                                }
+                                _ => None,
+                            },
+                        }
+                    }
                 });
-                Ok(body
-                    .map_err(move |e| classify(&bucket, &key, op, Failure::from_sdk(e)))
-                    .boxed())
+                Ok(body.boxed())
             }
             Err(e) => {
                 let status = e.http_status_code();
                 let suspicious = !matches!(status, Some(404 | 416));
                 if let (Some(r), true) = (range, suspicious) {
-                    // fake-gcs-server answers a range on a 0-byte object with
-                    // `Content-Range: bytes 0--1/0`, which the SDK cannot parse. Any range
-                    // on an empty object is InvalidRange; check the size only on this
-                    // error path, so good reads stay one request.
+                    // fake-gcs-server answers a suffix range on a 0-byte object with
+                    // `Content-Range: bytes 0--1/0`, which the SDK cannot parse (bounded
+                    // ranges, which we send, get 416 there). Any range on an empty object
+                    // is InvalidRange; check the size only on this error path, so good
+                    // reads stay one request.
                     if let Ok(Some(0)) = self.stat(key).await {
                         return Err(BackendError::InvalidRange {
                             key: key.clone(),
