@@ -42,6 +42,37 @@ class TwoClassLoadersTest {
     }
 
     @Test
+    void configuredExtractionDirIsUsedAndStaleCopiesAreRemoved() throws Exception {
+        URL classes = TsmRemoteStorageManager.class.getProtectionDomain().getCodeSource().getLocation();
+        Path work = Fixtures.work("extract");
+        Path dir = work.resolve("native");
+        java.nio.file.Files.createDirectories(dir);
+        // A copy left by a process that is gone (pid far above any real one) and one by a live process.
+        Path stale = java.nio.file.Files.write(dir.resolve("tsm-jni-2147483646-123.so"), new byte[] {1});
+        Path live = java.nio.file.Files.write(
+                dir.resolve("tsm-jni-" + ProcessHandle.current().pid() + "-456.so"), new byte[] {1});
+        try (ChildFirst loader = new ChildFirst(new URL[] {classes}, getClass().getClassLoader())) {
+            RemoteStorageManager rsm = (RemoteStorageManager) loader.loadClass(TsmRemoteStorageManager.class.getName())
+                    .getConstructor().newInstance();
+            java.util.Map<String, Object> config = Fixtures.config(work.resolve("bucket"));
+            config.put("tsm.jni.native.dir", dir.toString());
+            rsm.configure(config);
+            Fixtures.Segment s = Fixtures.segment(work.resolve("local"), 10_000, false, 31);
+            rsm.copyLogSegmentData(s.metadata, s.data);
+            try (InputStream in = rsm.fetchLogSegment(s.metadata, 0)) {
+                assertArrayEquals(s.log, in.readAllBytes());
+            }
+            rsm.close();
+        }
+        org.junit.jupiter.api.Assertions.assertFalse(java.nio.file.Files.exists(stale), "stale copy removed");
+        org.junit.jupiter.api.Assertions.assertTrue(java.nio.file.Files.exists(live), "a live process's copy is kept");
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
+            // Our own extracted copy is deleted right after loading.
+            org.junit.jupiter.api.Assertions.assertEquals(java.util.List.of(live), files.collect(java.util.stream.Collectors.toList()));
+        }
+    }
+
+    @Test
     void twoLoadersEachLoadTheirOwnNativeLibrary() throws Exception {
         URL classes = TsmRemoteStorageManager.class.getProtectionDomain().getCodeSource().getLocation();
         Path work = Fixtures.work("loaders");
