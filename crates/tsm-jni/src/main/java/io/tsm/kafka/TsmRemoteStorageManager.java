@@ -77,6 +77,7 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
             closed.set(false);
         }
         registerMBean(props.get("broker.id"));
+        afterCall();
         LOG.info("tsm remote storage manager configured (native library for {})", NativeLoader.platform());
     }
 
@@ -107,6 +108,7 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
                     data.producerSnapshotIndex().toString(), leaderEpoch);
             Calls.await(op, what);
             byte[] custom = NativeBridge.takeBytes(op);
+            afterCall();
             return custom == null ? Optional.empty()
                     : Optional.of(new RemoteLogSegmentMetadata.CustomMetadata(custom));
         } catch (RuntimeException e) {
@@ -153,7 +155,9 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
         try {
             long op = NativeBridge.fetchStart(h, Wire.metadata(metadata), start, endInclusive);
             Calls.await(op, what);
-            return new NativeInputStream(NativeBridge.takeStream(op), what);
+            InputStream in = new NativeInputStream(NativeBridge.takeStream(op), what);
+            afterCall();
+            return in;
         } catch (RuntimeException e) {
             throw Calls.nativeFailure(what, e);
         }
@@ -168,6 +172,7 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
             long op = NativeBridge.fetchIndexStart(h, Wire.metadata(metadata), indexType.name());
             Calls.await(op, what);
             byte[] bytes = NativeBridge.takeBytes(op);
+            afterCall();
             return new ByteArrayInputStream(bytes == null ? new byte[0] : bytes);
         } catch (RuntimeException e) {
             throw Calls.nativeFailure(what, e);
@@ -182,6 +187,7 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
             long op = NativeBridge.deleteStart(h, Wire.metadata(metadata));
             Calls.await(op, what);
             NativeBridge.takeBytes(op);
+            afterCall();
         } catch (RuntimeException e) {
             throw Calls.nativeFailure(what, e);
         }
@@ -216,6 +222,9 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
             return null;
         }
     }
+
+    /** Called after each successful call; subclasses refresh derived state (metrics). */
+    void afterCall() {}
 
     /** The native instance handle (0 before configure); for tests in this package. */
     long nativeHandle() {
