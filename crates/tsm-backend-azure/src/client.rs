@@ -1,0 +1,328 @@
+//! The SDK clients and the read-side operations: ranged streaming download, concurrent
+//! idempotent delete, paged listing.
+//!
+//! Requests go to `<endpoint>/<container>/<blob>` through one [`BlobContainerClient`]. With
+//! an account key the container URL carries an account SAS ([`crate::sas`]) that is re-signed
+//! before it expires; with a SAS token the URL carries that token; with Entra ID the
+//! SDK's bearer-token policy adds the token.
+//!
+//! Fetch memory: the SDK's managed download is asked for the whole requested range as one
+//! partition, so the response body is streamed as it arrives (no partition buffers).
+
+use std::num::NonZero;
+use std::sync::{Arc, RwLock};
+
+use azure_core::credentials::TokenCredential;
+use azure_core::http::{ClientOptions, ExponentialRetryOptions, RetryOptions, StatusCode, Url};
+use azure_storage_blob::models::{
+    BlobClientDownloadOptions, BlobClientGetPropertiesResultHeaders,
+    BlobContainerClientListBlobsOptions, HttpRange,
+};
+use azure_storage_blob::{BlobClient, BlobContainerClient, BlobContainerClientOptions};
+use futures::{StreamExt, TryStreamExt};
+use time::OffsetDateTime;
+use tsm_core::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta};
+use tsm_core::config::ConfigError;
+
+use crate::config::{Auth, AzureConfig, ENDPOINT_URL};
+use crate::error::classify;
+use crate::sas::{self, AccountKey};
+
+/// Deletes issued at once by [`AzureClient::delete_blobs`].
+pub const DELETES_IN_FLIGHT: usize = 16;
+
+/// Where the container client comes from.
+enum Source {
+    /// Fixed for the life of the backend (SAS token, Entra ID).
+    Fixed(Arc<BlobContainerClient>),
+    /// Re-signed account SAS.
+    SharedKey {
+        account: String,
+        key: AccountKey,
+        current: RwLock<(Arc<BlobContainerClient>, OffsetDateTime)>,
+    },
+}
+
+/// The shared state of one backend: container name, settings, SDK client.
+pub struct AzureClient {
+    /// Container name.
+    pub container: Arc<str>,
+    /// The validated settings.
+    pub cfg: Arc<AzureConfig>,
+    source: Source,
+}
+
+impl std::fmt::Debug for AzureClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AzureClient")
+            .field("container", &self.container)
+            .field("endpoint", &self.cfg.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+fn options(cfg: &AzureConfig) -> BlobContainerClientOptions {
+    let retry = if cfg.max_retries == 0 {
+        RetryOptions::none()
+    } else {
+        RetryOptions::exponential(ExponentialRetryOptions {
+            max_retries: cfg.max_retries,
+            ..Default::default()
+        })
+    };
+    BlobContainerClientOptions {
+        client_options: ClientOptions {
+            retry,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn container_url(cfg: &AzureConfig, query: Option<&str>) -> Result<Url, ConfigError> {
+    let mut url = Url::parse(&cfg.endpoint)
+        .map_err(|_| ConfigError::new(format!("storage.{ENDPOINT_URL}"), &cfg.endpoint, "a URL"))?;
+    url.path_segments_mut()
+        .map_err(|_| {
+            ConfigError::new(
+                format!("storage.{ENDPOINT_URL}"),
+                &cfg.endpoint,
+                "a base URL",
+            )
+        })?
+        .pop_if_empty()
+        .push(&cfg.container);
+    url.set_query(query);
+    Ok(url)
+}
+
+fn build(
+    cfg: &AzureConfig,
+    query: Option<&str>,
+    credential: Option<Arc<dyn TokenCredential>>,
+) -> Result<Arc<BlobContainerClient>, ConfigError> {
+    let url = container_url(cfg, query)?;
+    BlobContainerClient::new(url, credential, Some(options(cfg)))
+        .map(Arc::new)
+        .map_err(|e| {
+            ConfigError::new(
+                format!("storage.{ENDPOINT_URL}"),
+                &cfg.endpoint,
+                format!(
+                    "a blob endpoint the SDK accepts ({})",
+                    crate::error::redact_sas(&e.to_string())
+                ),
+            )
+        })
+}
+
+fn signed(
+    cfg: &AzureConfig,
+    account: &str,
+    key: &AccountKey,
+) -> Result<(Arc<BlobContainerClient>, OffsetDateTime), ConfigError> {
+    let allow_http = cfg.endpoint.starts_with("http://");
+    let (token, expiry) =
+        sas::blob_account_sas(account, key, OffsetDateTime::now_utc(), allow_http);
+    Ok((build(cfg, Some(&token), None)?, expiry))
+}
+
+impl AzureClient {
+    /// Builds the SDK client for `cfg` (no request is made).
+    pub fn new(cfg: AzureConfig) -> Result<Self, ConfigError> {
+        let source = match &cfg.auth {
+            Auth::SharedKey { account, key } => Source::SharedKey {
+                account: account.clone(),
+                key: key.clone(),
+                current: RwLock::new(signed(&cfg, account, key)?),
+            },
+            Auth::Sas(token) => Source::Fixed(build(&cfg, Some(token.expose()), None)?),
+            Auth::EntraId => {
+                let (credential, how) = crate::credential::entra_id()?;
+                tracing::info!(endpoint = %cfg.endpoint, "azure: Entra ID via {how}");
+                Source::Fixed(build(&cfg, None, Some(credential))?)
+            }
+        };
+        Ok(Self {
+            container: Arc::from(cfg.container.as_str()),
+            cfg: Arc::new(cfg),
+            source,
+        })
+    }
+
+    /// The container client, with a SAS valid for at least 15 more minutes.
+    pub fn container_client(&self) -> Arc<BlobContainerClient> {
+        match &self.source {
+            Source::Fixed(c) => c.clone(),
+            Source::SharedKey {
+                account,
+                key,
+                current,
+            } => {
+                let renew_at = |exp: OffsetDateTime| exp - sas::SAS_RENEW_BEFORE;
+                {
+                    let guard = current.read().unwrap_or_else(|p| p.into_inner());
+                    if OffsetDateTime::now_utc() < renew_at(guard.1) {
+                        return guard.0.clone();
+                    }
+                }
+                let mut guard = current.write().unwrap_or_else(|p| p.into_inner());
+                if OffsetDateTime::now_utc() >= renew_at(guard.1) {
+                    match signed(&self.cfg, account, key) {
+                        Ok(fresh) => *guard = fresh,
+                        // Cannot happen: the same URL was accepted at build time.
+                        Err(e) => tracing::error!("azure: re-signing the SAS failed: {e}"),
+                    }
+                }
+                guard.0.clone()
+            }
+        }
+    }
+
+    /// A client for the blob named `key`.
+    pub fn blob(&self, key: &ObjectKey) -> BlobClient {
+        self.container_client().blob_client(key.as_str())
+    }
+
+    /// Creates the container (tests and tools); an existing one is success.
+    pub async fn create_container(&self) -> Result<(), BackendError> {
+        match self.container_client().create(None).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.http_status() == Some(StatusCode::Conflict) => Ok(()),
+            Err(e) => Err(classify(
+                "CreateContainer",
+                &self.container,
+                &ObjectKey::plain(""),
+                None,
+                &e,
+            )),
+        }
+    }
+
+    /// Size of the blob in bytes (Get Blob Properties).
+    pub async fn blob_size(&self, key: &ObjectKey) -> Result<u64, BackendError> {
+        let props = self
+            .blob(key)
+            .get_properties(None)
+            .await
+            .map_err(|e| classify("GetBlobProperties", &self.container, key, None, &e))?;
+        Ok(props.content_length().ok().flatten().unwrap_or(0))
+    }
+
+    /// Streams the blob or an inclusive range of it (Get Blob with `x-ms-range`).
+    ///
+    /// Azurite deviations guarded here: a range on a 0-byte blob gets an unparsable
+    /// `Content-Range: bytes 0--1/0`, and a range starting exactly at the size returns 0
+    /// bytes where Azure returns 416. A ranged response of 0 bytes is therefore
+    /// [`BackendError::InvalidRange`], and an unparsable response is checked against the
+    /// blob's size.
+    pub async fn download(
+        &self,
+        key: &ObjectKey,
+        range: Option<ByteRange>,
+    ) -> Result<ByteStream, BackendError> {
+        let (http_range, partition) = match range {
+            // The whole range in one partition: one request, body streamed.
+            Some(r) => (
+                Some(HttpRange::new(r.start, r.len())),
+                usize::try_from(r.len()).unwrap_or(usize::MAX),
+            ),
+            None => (None, usize::MAX),
+        };
+        let options = BlobClientDownloadOptions {
+            range: http_range,
+            parallel: Some(NonZero::<usize>::MIN),
+            partition_size: NonZero::new(partition.max(1)),
+            ..Default::default()
+        };
+        let result = match self.blob(key).download(Some(options)).await {
+            Ok(r) => r,
+            Err(e) if e.http_status().is_none() && !is_transport(&e) => {
+                // Possibly Azurite's `bytes 0--1/0` on a 0-byte blob.
+                return match (self.blob_size(key).await?, range) {
+                    (0, None) => Ok(futures::stream::empty().boxed()),
+                    (size, Some(r)) if r.start >= size => Err(BackendError::InvalidRange {
+                        key: key.clone(),
+                        range: r,
+                        size: Some(size),
+                    }),
+                    _ => Err(classify("GetBlob", &self.container, key, range, &e)),
+                };
+            }
+            Err(e) => return Err(classify("GetBlob", &self.container, key, range, &e)),
+        };
+        if let (Some(r), Some(0)) = (range, result.properties.content_length) {
+            return Err(BackendError::InvalidRange {
+                key: key.clone(),
+                range: r,
+                size: None,
+            });
+        }
+        let container = self.container.clone();
+        let key = key.clone();
+        Ok(result
+            .body
+            .map_err(move |e| classify("GetBlob (body)", &container, &key, range, &e))
+            .boxed())
+    }
+
+    /// Deletes every blob, [`DELETES_IN_FLIGHT`] at a time; 404 is success.
+    pub async fn delete_blobs(&self, keys: &[ObjectKey]) -> Result<(), BackendError> {
+        futures::stream::iter(keys.iter().cloned())
+            .map(|key| {
+                let blob = self.blob(&key);
+                let container = self.container.clone();
+                async move {
+                    match blob.delete(None).await {
+                        Ok(_) => Ok(()),
+                        Err(e)
+                            if e.http_status() == Some(StatusCode::NotFound)
+                                && !container_missing(&e) =>
+                        {
+                            Ok(())
+                        }
+                        Err(e) => Err(classify("DeleteBlob", &container, &key, None, &e)),
+                    }
+                }
+            })
+            .buffer_unordered(DELETES_IN_FLIGHT)
+            .try_collect::<()>()
+            .await
+    }
+
+    /// Lists blobs whose names start with `prefix`, page by page (List Blobs, flat).
+    pub fn list(&self, prefix: &ObjectKey) -> ListStream {
+        let container = self.container.clone();
+        let p = prefix.clone();
+        let options = BlobContainerClientListBlobsOptions {
+            prefix: (!prefix.as_str().is_empty()).then(|| prefix.as_str().to_string()),
+            ..Default::default()
+        };
+        match self.container_client().list_blobs(Some(options)) {
+            Ok(pager) => pager
+                .map(move |item| match item {
+                    Ok(b) => Ok(ObjectMeta {
+                        key: b.name.unwrap_or_default(),
+                        size: b.properties.and_then(|p| p.content_length).unwrap_or(0),
+                    }),
+                    Err(e) => Err(classify("ListBlobs", &container, &p, None, &e)),
+                })
+                .boxed(),
+            Err(e) => {
+                let err = classify("ListBlobs", &container, &p, None, &e);
+                futures::stream::once(async move { Err(err) }).boxed()
+            }
+        }
+    }
+}
+
+fn is_transport(e: &azure_core::Error) -> bool {
+    matches!(
+        e.kind(),
+        azure_core::error::ErrorKind::Connection | azure_core::error::ErrorKind::Io
+    )
+}
+
+fn container_missing(e: &azure_core::Error) -> bool {
+    matches!(e.kind(), azure_core::error::ErrorKind::HttpResponse { error_code: Some(c), .. } if c == "ContainerNotFound")
+}

@@ -1,0 +1,119 @@
+//! Shared by the Azurite tests: the server comes from the environment.
+//!
+//! - `TSM_TEST_AZURE_ENDPOINT` (e.g. `http://127.0.0.1:10000/devstoreaccount1`),
+//!   `TSM_TEST_AZURE_ACCOUNT` (default `devstoreaccount1`), `TSM_TEST_AZURE_KEY` (default
+//!   Azurite's well-known key): set by `scripts/services/azurite.sh env` /
+//!   `scripts/test.d/32-azure.sh`.
+//! - `TSM_SKIP_AZURE=1` skips these tests; otherwise a missing endpoint FAILS the test.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use tsm_backend_azure::AzureBackend;
+use tsm_backend_azure::config::AZURITE_KEY;
+use tsm_core::backend::{ByteStream, ObjectKey, StorageBackend};
+use tsm_core::config::StorageConfig;
+
+/// Block size used by the tests: the minimum, 100 KiB.
+pub const BLOCK: usize = 100 * 1024;
+
+/// The server settings (`azure.*` keys), or `None` when `TSM_SKIP_AZURE=1`. Panics when the
+/// endpoint is unset.
+pub fn server() -> Option<BTreeMap<String, String>> {
+    if std::env::var("TSM_SKIP_AZURE").as_deref() == Ok("1") {
+        eprintln!("TSM_SKIP_AZURE=1: skipping the Azurite test");
+        return None;
+    }
+    let endpoint = std::env::var("TSM_TEST_AZURE_ENDPOINT").unwrap_or_else(|_| {
+        panic!(
+            "TSM_TEST_AZURE_ENDPOINT is not set: start Azurite with \
+             scripts/services/azurite.sh start and `eval $(scripts/services/azurite.sh env)`, \
+             run scripts/test.sh 32, or set TSM_SKIP_AZURE=1 to skip the Azure tests"
+        )
+    });
+    let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let mut m = BTreeMap::new();
+    m.insert("azure.endpoint.url".into(), endpoint);
+    m.insert(
+        "azure.account.name".into(),
+        var("TSM_TEST_AZURE_ACCOUNT", "devstoreaccount1"),
+    );
+    m.insert("azure.account.key".into(), var("TSM_TEST_AZURE_KEY", AZURITE_KEY));
+    m.insert("azure.upload.block.size".into(), BLOCK.to_string());
+    m.insert("azure.upload.blocks.in.flight".into(), "3".into());
+    // No retries: a 500 would otherwise be retried for a minute and look like a hang.
+    m.insert("azure.max.retries".into(), "0".into());
+    Some(m)
+}
+
+/// A fresh container name for one test (3-63 lowercase letters, digits, single dashes).
+pub fn container_name(test: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mut name = format!(
+        "tsm-{}-{}-{}-{}",
+        test.replace('_', "-").to_ascii_lowercase(),
+        std::process::id(),
+        nanos,
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    name.truncate(63);
+    name.trim_end_matches('-').to_string()
+}
+
+/// Builds a backend from `settings` (panics on a config error).
+pub fn build(settings: BTreeMap<String, String>) -> AzureBackend {
+    AzureBackend::from_storage_config(&StorageConfig::new(settings)).expect("build backend")
+}
+
+/// A backend over a new container, with `extra` settings on top of the server ones.
+pub async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<AzureBackend> {
+    let mut settings = server()?;
+    settings.insert("azure.container.name".into(), container_name(test));
+    for (k, v) in extra {
+        settings.insert(k.to_string(), v.to_string());
+    }
+    let b = build(settings);
+    b.client()
+        .create_container()
+        .await
+        .unwrap_or_else(|e| panic!("create container {}: {e}", b.container()));
+    Some(b)
+}
+
+/// `n` bytes of a recognisable pattern.
+pub fn data(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed).wrapping_add((i >> 13) as u8))
+        .collect()
+}
+
+/// `bytes` as a stream of items of `item` bytes (odd sizes cross block boundaries).
+pub fn body(bytes: &[u8], item: usize) -> ByteStream {
+    let items: Vec<_> = bytes
+        .chunks(item.max(1))
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    futures::stream::iter(items).boxed()
+}
+
+/// Reads a fetched stream into memory (tests only).
+pub async fn read_all(s: ByteStream) -> Vec<u8> {
+    s.try_fold(Vec::new(), |mut v, b| async move {
+        v.extend_from_slice(&b);
+        Ok(v)
+    })
+    .await
+    .expect("read stream")
+}
+
+/// Fetches the whole blob.
+pub async fn get(b: &AzureBackend, key: &ObjectKey) -> Vec<u8> {
+    read_all(b.fetch(key, None).await.expect("fetch")).await
+}

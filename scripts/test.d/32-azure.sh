@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Azure backend: installs (pinned, cached) and starts Azurite on 127.0.0.1:10000, runs the
+# tsm-backend-azure tests against it (unit tests, contract suite, Azurite tests), and always
+# stops Azurite. The tests read TSM_TEST_AZURE_ENDPOINT and fail loudly without it unless
+# TSM_SKIP_AZURE=1.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+cd "$TSM_ROOT"
+azurite="$TSM_ROOT/scripts/services/azurite.sh"
+
+bash "$azurite" install
+trap 'bash "$azurite" stop' EXIT
+bash "$azurite" start
+eval "$(bash "$azurite" env)"
+unset TSM_SKIP_AZURE
+cargo test --locked -p tsm-backend-azure -- --test-threads 4
