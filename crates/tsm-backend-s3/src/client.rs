@@ -1,0 +1,338 @@
+//! Building the `aws_sdk_s3::Client` from [`S3Config`], and the single-request S3 calls
+//! (PutObject, ranged GetObject, DeleteObjects, ListObjectsV2). Multipart upload lives in
+//! [`crate::multipart`].
+//!
+//! Credential precedence (the branch taken is logged at `debug`): static keys, then
+//! `aws.credentials.file`, then the SDK's default chain (env, profile, web identity / IRSA,
+//! ECS container, EC2 IMDS).
+
+use std::sync::Arc;
+
+use aws_config::BehaviorVersion;
+use aws_credential_types::Credentials;
+use aws_sdk_s3::Client;
+use aws_sdk_s3::config::timeout::TimeoutConfig;
+use aws_sdk_s3::config::{
+    Region, RequestChecksumCalculation, ResponseChecksumValidation, SharedCredentialsProvider,
+};
+use aws_sdk_s3::primitives::ByteStream as SdkByteStream;
+use aws_sdk_s3::types::{Delete, ObjectIdentifier, ServerSideEncryption};
+use bytes::Bytes;
+use futures::StreamExt;
+use tsm_core::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta};
+use tsm_core::config::ConfigError;
+
+use crate::config::{self, CredentialsSource, S3Config, Sse};
+use crate::credential::FileCredentials;
+use crate::error::classify;
+
+/// Most keys one DeleteObjects request may carry (S3 API limit).
+pub const DELETE_BATCH: usize = 1000;
+
+/// Builds the SDK client. Fails (naming `storage.s3.region`) when no region is configured
+/// and the SDK's region chain finds none.
+pub async fn build_client(cfg: &S3Config) -> Result<Client, ConfigError> {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    if let Some(region) = &cfg.region {
+        loader = loader.region(Region::new(region.clone()));
+    }
+    match &cfg.credentials {
+        CredentialsSource::Static {
+            access_key_id,
+            secret_access_key,
+            session_token,
+        } => {
+            tracing::debug!("S3 credentials: static keys from storage.aws.access.key.id");
+            loader = loader.credentials_provider(Credentials::new(
+                access_key_id.expose(),
+                secret_access_key.expose(),
+                session_token.as_ref().map(|t| t.expose().to_string()),
+                None,
+                "tsm-static",
+            ));
+        }
+        CredentialsSource::File(path) => {
+            tracing::debug!(path = %path.display(), "S3 credentials: storage.aws.credentials.file");
+            loader = loader.credentials_provider(SharedCredentialsProvider::new(
+                FileCredentials::new(path.clone()),
+            ));
+        }
+        CredentialsSource::DefaultChain => {
+            tracing::debug!(
+                "S3 credentials: SDK default chain (env, profile, web identity, container, IMDS)"
+            );
+        }
+    }
+    let mut timeouts = TimeoutConfig::builder();
+    if let Some(t) = cfg.api_call_timeout {
+        timeouts = timeouts.operation_timeout(t);
+    }
+    if let Some(t) = cfg.api_call_attempt_timeout {
+        timeouts = timeouts.operation_attempt_timeout(t);
+    }
+    loader = loader.timeout_config(timeouts.build());
+    let sdk = loader.load().await;
+    if sdk.region().is_none() {
+        return Err(ConfigError::new(
+            format!("storage.{}", config::REGION),
+            "<missing>",
+            "required: no region in AWS_REGION, the profile or instance metadata",
+        ));
+    }
+    let (calc, validate) = if cfg.checksum_check {
+        (
+            RequestChecksumCalculation::WhenSupported,
+            ResponseChecksumValidation::WhenSupported,
+        )
+    } else {
+        (
+            RequestChecksumCalculation::WhenRequired,
+            ResponseChecksumValidation::WhenRequired,
+        )
+    };
+    let mut s3 = aws_sdk_s3::config::Builder::from(&sdk)
+        .request_checksum_calculation(calc)
+        .response_checksum_validation(validate);
+    if let Some(url) = &cfg.endpoint_url {
+        s3 = s3.endpoint_url(url);
+    }
+    if let Some(path_style) = cfg.path_style {
+        s3 = s3.force_path_style(path_style);
+    }
+    Ok(Client::from_conf(s3.build()))
+}
+
+/// The HTTP `Range` header for an inclusive range. An `end` beyond `i64::MAX` is sent
+/// open-ended (`bytes=N-`): servers parse the end as a signed 64-bit number and ignore a
+/// Range they cannot parse (MinIO answers 200 with the whole object).
+pub fn http_range(r: ByteRange) -> String {
+    if r.end >= i64::MAX as u64 {
+        format!("bytes={}-", r.start)
+    } else {
+        format!("bytes={}-{}", r.start, r.end)
+    }
+}
+
+/// The S3 calls of one backend: client, bucket and upload settings.
+#[derive(Clone, Debug)]
+pub struct S3Client {
+    /// The SDK client (cheap to clone).
+    pub sdk: Client,
+    /// `s3.bucket.name`.
+    pub bucket: Arc<str>,
+    /// Upload settings.
+    pub cfg: Arc<S3Config>,
+}
+
+impl S3Client {
+    /// `x-amz-server-side-encryption` and the KMS key id to send on PutObject /
+    /// CreateMultipartUpload.
+    pub fn sse(&self) -> (Option<ServerSideEncryption>, Option<String>) {
+        match &self.cfg.sse {
+            None => (None, None),
+            Some(Sse::S3) => (Some(ServerSideEncryption::Aes256), None),
+            Some(Sse::Kms { key_id }) => (Some(ServerSideEncryption::AwsKms), key_id.clone()),
+        }
+    }
+
+    /// One PutObject of `body` (buffered, so SDK retries replay it).
+    pub async fn put_object(&self, key: &ObjectKey, body: Bytes) -> Result<(), BackendError> {
+        let (sse, kms) = self.sse();
+        let len = body.len() as i64;
+        self.sdk
+            .put_object()
+            .bucket(self.bucket.as_ref())
+            .key(key.as_str())
+            .content_length(len)
+            .storage_class(self.cfg.storage_class.clone())
+            .set_server_side_encryption(sse)
+            .set_ssekms_key_id(kms)
+            .body(SdkByteStream::from(body))
+            .send()
+            .await
+            .map_err(|e| classify("PutObject", &self.bucket, key, None, e))?;
+        Ok(())
+    }
+
+    /// GetObject, streamed as the body arrives. S3 itself clamps an `end` past the last byte
+    /// and answers 416 for a start at or past the end (any range of a 0-byte object).
+    pub async fn get_object(
+        &self,
+        key: &ObjectKey,
+        range: Option<ByteRange>,
+    ) -> Result<ByteStream, BackendError> {
+        if let Some(r) = range.filter(|r| r.start >= i64::MAX as u64) {
+            // No object is that large, and servers cannot parse such a Range: answer from a
+            // HeadObject (NotFound for a missing key, else InvalidRange with the size).
+            let head = self
+                .sdk
+                .head_object()
+                .bucket(self.bucket.as_ref())
+                .key(key.as_str())
+                .send()
+                .await
+                .map_err(|e| classify("HeadObject", &self.bucket, key, range, e))?;
+            return Err(BackendError::InvalidRange {
+                key: key.clone(),
+                range: r,
+                size: head.content_length().and_then(|n| u64::try_from(n).ok()),
+            });
+        }
+        let req = self
+            .sdk
+            .get_object()
+            .bucket(self.bucket.as_ref())
+            .key(key.as_str())
+            .set_range(range.map(http_range));
+        let out = req
+            .send()
+            .await
+            .map_err(|e| classify("GetObject", &self.bucket, key, range, e))?;
+        if let (Some(r), None) = (range, out.content_range()) {
+            // A 200 with the whole object instead of a 206: never hand out wrong bytes.
+            return Err(BackendError::Other {
+                key: key.clone(),
+                detail: format!(
+                    "s3 GetObject on bucket {}: the server ignored the Range header ({r})",
+                    self.bucket
+                ),
+                source: None,
+            });
+        }
+        let body = out.body;
+        let key = key.clone();
+        let bucket = self.bucket.clone();
+        let stream = futures::stream::try_unfold(body, move |mut body| {
+            let key = key.clone();
+            let bucket = bucket.clone();
+            async move {
+                match body.try_next().await {
+                    Ok(Some(bytes)) => Ok(Some((bytes, body))),
+                    Ok(None) => Ok(None),
+                    Err(e) => Err(BackendError::transient(
+                        &key,
+                        format!("s3 GetObject on bucket {bucket}: body read failed"),
+                        e,
+                    )),
+                }
+            }
+        });
+        Ok(stream.boxed())
+    }
+
+    /// DeleteObjects in batches of [`DELETE_BATCH`]. A per-key error in a 200 response is
+    /// a failure naming the key and the S3 code, except `NoSuchKey` (already gone).
+    pub async fn delete_objects(&self, keys: &[ObjectKey]) -> Result<(), BackendError> {
+        for batch in keys.chunks(DELETE_BATCH) {
+            let Some(first) = batch.first() else { continue };
+            let ids = batch
+                .iter()
+                .map(|k| ObjectIdentifier::builder().key(k.as_str()).build())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| BackendError::other(first, "s3 DeleteObjects request", e))?;
+            let delete = Delete::builder()
+                .set_objects(Some(ids))
+                .quiet(true)
+                .build()
+                .map_err(|e| BackendError::other(first, "s3 DeleteObjects request", e))?;
+            let out = self
+                .sdk
+                .delete_objects()
+                .bucket(self.bucket.as_ref())
+                .delete(delete)
+                .send()
+                .await
+                .map_err(|e| classify("DeleteObjects", &self.bucket, first, None, e))?;
+            let failed: Vec<_> = out
+                .errors()
+                .iter()
+                .filter(|e| e.code() != Some("NoSuchKey"))
+                .collect();
+            if let Some(err) = failed.first() {
+                let raw = err.key().unwrap_or_default();
+                let key = batch
+                    .iter()
+                    .find(|k| k.as_str() == raw)
+                    .cloned()
+                    .unwrap_or_else(|| first.clone());
+                let code = err.code().unwrap_or("unknown");
+                let detail = format!(
+                    "s3 DeleteObjects on bucket {}: HTTP 200 with {} per-key error(s); this key: {code}: {}",
+                    self.bucket,
+                    failed.len(),
+                    err.message().unwrap_or_default()
+                );
+                let transient = matches!(code, "SlowDown" | "InternalError" | "ServiceUnavailable");
+                return Err(if transient {
+                    BackendError::Transient {
+                        key,
+                        detail,
+                        source: None,
+                    }
+                } else {
+                    BackendError::Other {
+                        key,
+                        detail,
+                        source: None,
+                    }
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// ListObjectsV2 pages, lazily.
+    pub fn list(&self, prefix: &ObjectKey) -> ListStream {
+        let pages = self
+            .sdk
+            .list_objects_v2()
+            .bucket(self.bucket.as_ref())
+            .prefix(prefix.as_str())
+            .into_paginator()
+            .send();
+        let prefix = prefix.clone();
+        let bucket = self.bucket.clone();
+        futures::stream::unfold(pages, move |mut pages| {
+            let prefix = prefix.clone();
+            let bucket = bucket.clone();
+            async move {
+                let page = pages.next().await?;
+                let items: Vec<Result<ObjectMeta, BackendError>> = match page {
+                    Ok(page) => page
+                        .contents()
+                        .iter()
+                        .filter_map(|o| {
+                            o.key().map(|k| ObjectMeta {
+                                key: k.to_string(),
+                                size: o.size().unwrap_or(0).max(0) as u64,
+                            })
+                        })
+                        .map(Ok)
+                        .collect(),
+                    Err(e) => vec![Err(classify("ListObjectsV2", &bucket, &prefix, None, e))],
+                };
+                Some((futures::stream::iter(items), pages))
+            }
+        })
+        .flatten()
+        .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_header() {
+        let r = |s, e| ByteRange::new(s, e).unwrap();
+        assert_eq!(http_range(r(0, 0)), "bytes=0-0");
+        assert_eq!(http_range(r(5, 100)), "bytes=5-100");
+        assert_eq!(http_range(r(500, u64::MAX)), "bytes=500-");
+        assert_eq!(http_range(r(1, i64::MAX as u64)), "bytes=1-");
+        assert_eq!(
+            http_range(r(1, i64::MAX as u64 - 1)),
+            format!("bytes=1-{}", i64::MAX - 1)
+        );
+    }
+}

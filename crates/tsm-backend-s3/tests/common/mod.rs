@@ -1,0 +1,163 @@
+//! Shared by the MinIO tests: the server comes from the environment.
+//!
+//! - `TSM_TEST_S3_ENDPOINT` (e.g. `http://127.0.0.1:9900`), `TSM_TEST_S3_ACCESS_KEY`,
+//!   `TSM_TEST_S3_SECRET_KEY`, `TSM_TEST_S3_REGION` (default `us-east-1`): set by
+//!   `scripts/services/minio.sh env` / `scripts/test.d/30-s3.sh`.
+//! - `TSM_SKIP_S3=1` skips these tests; otherwise a missing endpoint FAILS the test.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use tsm_backend_s3::S3Backend;
+use tsm_core::backend::{ByteStream, ObjectKey, StorageBackend};
+use tsm_core::config::StorageConfig;
+
+/// Part size used by the tests: the S3 minimum, 5 MiB.
+pub const PART: usize = 5 * 1024 * 1024;
+
+/// The server settings, or `None` when `TSM_SKIP_S3=1`. Panics when the endpoint is unset.
+pub fn server() -> Option<BTreeMap<String, String>> {
+    if std::env::var("TSM_SKIP_S3").as_deref() == Ok("1") {
+        eprintln!("TSM_SKIP_S3=1: skipping the MinIO test");
+        return None;
+    }
+    let endpoint = std::env::var("TSM_TEST_S3_ENDPOINT").unwrap_or_else(|_| {
+        panic!(
+            "TSM_TEST_S3_ENDPOINT is not set: start MinIO with scripts/services/minio.sh start \
+             and `eval $(scripts/services/minio.sh env)`, run scripts/test.sh 30, or set \
+             TSM_SKIP_S3=1 to skip the S3 tests"
+        )
+    });
+    let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let mut m = BTreeMap::new();
+    m.insert("s3.endpoint.url".into(), endpoint);
+    m.insert("s3.region".into(), var("TSM_TEST_S3_REGION", "us-east-1"));
+    m.insert("s3.path.style.access.enabled".into(), "true".into());
+    m.insert(
+        "aws.access.key.id".into(),
+        var("TSM_TEST_S3_ACCESS_KEY", "tsm-minio"),
+    );
+    m.insert(
+        "aws.secret.access.key".into(),
+        var("TSM_TEST_S3_SECRET_KEY", "tsm-minio-secret"),
+    );
+    m.insert("s3.multipart.upload.part.size".into(), PART.to_string());
+    m.insert("s3.multipart.upload.parts.in.flight".into(), "2".into());
+    Some(m)
+}
+
+/// A fresh bucket name for one test.
+pub fn bucket_name(test: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mut name = format!(
+        "tsm-{}-{}-{}-{}",
+        test.replace('_', "-"),
+        std::process::id(),
+        nanos,
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    name.truncate(63);
+    name.trim_end_matches('-').to_string()
+}
+
+/// Creates `bucket` on the server (with the test credentials).
+pub async fn create_bucket(settings: &BTreeMap<String, String>, bucket: &str) {
+    let mut s = settings.clone();
+    s.insert("s3.bucket.name".into(), bucket.into());
+    let b = S3Backend::from_storage_config(&StorageConfig::new(s))
+        .await
+        .expect("build backend");
+    b.sdk_client()
+        .create_bucket()
+        .bucket(bucket)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("create bucket {bucket}: {e:?}"));
+}
+
+/// A backend over a new bucket, with `extra` settings on top of the server ones.
+pub async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<S3Backend> {
+    let mut settings = server()?;
+    let bucket = bucket_name(test);
+    create_bucket(&settings, &bucket).await;
+    settings.insert("s3.bucket.name".into(), bucket);
+    for (k, v) in extra {
+        settings.insert(k.to_string(), v.to_string());
+    }
+    Some(
+        S3Backend::from_storage_config(&StorageConfig::new(settings))
+            .await
+            .expect("build backend"),
+    )
+}
+
+/// `n` bytes of a recognisable pattern.
+pub fn data(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| {
+            (i as u8)
+                .wrapping_mul(31)
+                .wrapping_add(seed)
+                .wrapping_add((i >> 13) as u8)
+        })
+        .collect()
+}
+
+/// `bytes` as a stream of items of `item` bytes (odd sizes cross part boundaries).
+pub fn body(bytes: &[u8], item: usize) -> ByteStream {
+    let items: Vec<_> = bytes
+        .chunks(item.max(1))
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    futures::stream::iter(items).boxed()
+}
+
+/// Reads a fetched stream into memory (tests only).
+pub async fn read_all(s: ByteStream) -> Vec<u8> {
+    s.try_fold(Vec::new(), |mut v, b| async move {
+        v.extend_from_slice(&b);
+        Ok(v)
+    })
+    .await
+    .expect("read stream")
+}
+
+/// Fetches the whole object.
+pub async fn get(b: &S3Backend, key: &ObjectKey) -> Vec<u8> {
+    read_all(b.fetch(key, None).await.expect("fetch")).await
+}
+
+/// The ETag of `key` (multipart ETags end in `-<parts>`).
+pub async fn etag(b: &S3Backend, key: &ObjectKey) -> String {
+    b.sdk_client()
+        .head_object()
+        .bucket(b.bucket())
+        .key(key.as_str())
+        .send()
+        .await
+        .expect("head")
+        .e_tag()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Upload ids of the multipart uploads in progress in the bucket.
+pub async fn pending_uploads(b: &S3Backend) -> Vec<String> {
+    b.sdk_client()
+        .list_multipart_uploads()
+        .bucket(b.bucket())
+        .send()
+        .await
+        .expect("list multipart uploads")
+        .uploads()
+        .iter()
+        .filter_map(|u| u.upload_id().map(str::to_string))
+        .collect()
+}
