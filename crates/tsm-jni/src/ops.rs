@@ -216,3 +216,84 @@ pub fn cancel(op: u64) {
         drop(old);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt() -> Arc<Rt> {
+        Arc::new(Rt::new(1).expect("runtime"))
+    }
+
+    fn wait(op: u64) -> i32 {
+        loop {
+            let s = await_op(op, 50);
+            if s != status::PENDING {
+                return s;
+            }
+        }
+    }
+
+    #[test]
+    fn finished_op_is_taken_once() {
+        let rt = rt();
+        let op = spawn(&rt, async { Ok(OpOut::Bytes(Some(vec![1, 2]))) });
+        assert_eq!(wait(op), status::OK);
+        assert!(matches!(take(op), Ok(OpOut::Bytes(Some(b))) if b == vec![1, 2]));
+        assert_eq!(await_op(op, 1), status::CLOSED);
+        assert!(take(op).is_err());
+    }
+
+    #[test]
+    fn errors_map_to_status_codes() {
+        let rt = rt();
+        let op = spawn(&rt, async {
+            Err(RsmError::NotFound("segment x".into()).into())
+        });
+        assert_eq!(wait(op), status::NOT_FOUND);
+        let e = take(op).err().expect("error");
+        assert!(e.message.contains("segment x"));
+        let op = spawn(&rt, async { Err(RsmError::Closed.into()) });
+        assert_eq!(wait(op), status::CLOSED);
+        cancel(op);
+        let op = spawn(&rt, async {
+            Err(RsmError::InvalidArgument("bad".into()).into())
+        });
+        assert_eq!(wait(op), status::ERROR);
+        cancel(op);
+    }
+
+    #[test]
+    fn panics_in_tasks_become_panic_status() {
+        let rt = rt();
+        let op = spawn(&rt, async { panic!("task exploded") });
+        assert_eq!(wait(op), status::PANIC);
+        let e = take(op).err().expect("error");
+        assert!(e.message.contains("task exploded"), "{}", e.message);
+    }
+
+    #[test]
+    fn pending_ops_time_out_and_cancel() {
+        let rt = rt();
+        let op = spawn(&rt, async {
+            futures::future::pending::<()>().await;
+            Ok(OpOut::Unit)
+        });
+        assert_eq!(await_op(op, 10), status::PENDING);
+        cancel(op);
+        cancel(op);
+        assert_eq!(await_op(op, 10), status::CLOSED);
+    }
+
+    #[test]
+    fn cause_chain_skips_repeated_text() {
+        let io = std::io::Error::other("disk on fire");
+        let e = RsmError::Io {
+            path: "/x/00.log".into(),
+            source: io,
+        };
+        let m = cause_chain(&e);
+        assert_eq!(m.matches("disk on fire").count(), 1, "{m}");
+        assert!(m.contains("/x/00.log"));
+    }
+}
