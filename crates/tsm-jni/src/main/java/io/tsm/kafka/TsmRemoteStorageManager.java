@@ -240,7 +240,8 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
         unregisterMBean();
         try {
             ObjectName name = new ObjectName("io.tsm.kafka:type=RemoteStorageManager"
-                    + (brokerId == null ? "" : ",broker=" + ObjectName.quote(brokerId))
+                    + (brokerId == null ? "" : ",broker="
+                            + (brokerId.matches("-?\\d+") ? brokerId : ObjectName.quote(brokerId)))
                     + ",instance=" + Integer.toHexString(System.identityHashCode(this)));
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             server.registerMBean(new TsmMetrics(this), name);
