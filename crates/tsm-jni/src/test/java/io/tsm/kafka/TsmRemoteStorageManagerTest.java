@@ -138,6 +138,24 @@ class TsmRemoteStorageManagerTest {
     }
 
     @Test
+    void passwordValuesArePassedAsTheirValue() throws Exception {
+        Path root = work.resolve("password-bucket");
+        TsmRemoteStorageManager p = new TsmRemoteStorageManager();
+        Map<String, Object> c = Fixtures.config(root);
+        c.put("storage.root", new org.apache.kafka.common.config.types.Password(root.toString()));
+        p.configure(c);
+        try {
+            Fixtures.Segment s = Fixtures.segment(work.resolve("local"), 1000, false, 13);
+            p.copyLogSegmentData(s.metadata, s.data);
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(root)) {
+                assertTrue(files.anyMatch(f -> f.toString().endsWith(".rsm-manifest")), "objects under " + root);
+            }
+        } finally {
+            p.close();
+        }
+    }
+
+    @Test
     void retriableClassIsDetected() {
         // Compiled against 4.4, so the class is on this test's class path.
         assertTrue(Calls.hasRetriable());
