@@ -20,7 +20,8 @@
 #                       instead of tsm, to validate the harness itself; needs a Kafka version
 #                       that publishes the kafka-storage test jar: KAFKA_VERSION=4.3.0
 #   TSM_PLUGIN_JAR      use this plugin jar instead of building it
-#   KAFKA_VERSION       broker version (default 4.4.0, see scripts/services/kafka.sh)
+#   TSM_BROKER_KAFKA_VERSIONS  broker versions to run against, default "4.4.0" (3.9.1 also
+#                       passes; the driver's ListOffsets latest-tiered/earliest-local need 3.9+)
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 source "$TSM_ROOT/tests/broker/lib.sh"
 cd "$TSM_ROOT"
@@ -40,7 +41,8 @@ trap 'exit 130' INT TERM
 
 rm -rf "$work"
 mkdir -p "$work"
-bash "$KAFKA_SH" install
+versions=${TSM_BROKER_KAFKA_VERSIONS:-${KAFKA_VERSION:-4.4.0}}
+for v in $versions; do KAFKA_VERSION=$v bash "$KAFKA_SH" install; done
 log "building the broker test driver (tests/broker)"
 mkdir -p "$TSM_ROOT/tests/broker/target"
 mvn -B -q -f tests/broker/pom.xml -DskipTests package >"$work/driver-build.log" 2>&1 \
@@ -57,8 +59,8 @@ fi
 # run_one NAME COMPRESSION ENCRYPTION
 run_one() {
   local name=$1 compression=$2 encryption=$3
-  local dir="$work/$name" root="$work/$name/bucket"
-  log "--- broker run '$name': rsm=$rsm backend=$backend compression=$compression encryption=$encryption"
+  local dir="$work/$KAFKA_VERSION-$name" root="$work/$KAFKA_VERSION-$name/bucket"
+  log "--- broker run '$name' on Kafka $KAFKA_VERSION: rsm=$rsm backend=$backend compression=$compression encryption=$encryption"
   setup_rsm "$rsm" "$backend" "$root" "$compression" "$encryption" "$dir/keys" || return 1
   current=$dir
   if ! bash "$KAFKA_SH" start --dir "$dir" --fresh --port auto --controller-port auto \
@@ -83,15 +85,22 @@ run_one() {
 
 passed=0
 failed=()
-for run in $runs; do
-  case $run in
-    plain) args=(false false) ;;
-    secure) args=(true true) ;;
-    compressed) args=(true false) ;;
-    encrypted) args=(false true) ;;
-    *) die "unknown run '$run' (plain, secure, compressed, encrypted)" ;;
-  esac
-  if run_one "$run" "${args[@]}"; then passed=$((passed + 1)); else failed+=("$run"); fi
+for KAFKA_VERSION in $versions; do
+  export KAFKA_VERSION
+  for run in $runs; do
+    case $run in
+      plain) args=(false false) ;;
+      secure) args=(true true) ;;
+      compressed) args=(true false) ;;
+      encrypted) args=(false true) ;;
+      *) die "unknown run '$run' (plain, secure, compressed, encrypted)" ;;
+    esac
+    if run_one "$run" "${args[@]}"; then
+      passed=$((passed + 1))
+    else
+      failed+=("$KAFKA_VERSION/$run")
+    fi
+  done
 done
 echo "broker runs: $passed passed, ${#failed[@]} failed"
 [ ${#failed[@]} -eq 0 ] || die "broker runs failed: ${failed[*]} (logs under $work)"
