@@ -53,6 +53,7 @@ bucket="$data/bucket"
 keys="$data/keys"
 mkdir -p "$data"
 
+# shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() { bash "$KAFKA_SH" stop --dir "$broker_dir" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

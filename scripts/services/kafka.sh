@@ -126,7 +126,7 @@ free_port() {
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 
-read_pid() { [ -f "$1/broker.pid" ] && cat "$1/broker.pid" || true; }
+read_pid() { if [ -f "$1/broker.pid" ]; then cat "$1/broker.pid"; fi; }
 
 log_tail() { # log_tail DIR LINES
   local dir=$1 n=${2:-80}

@@ -24,7 +24,7 @@
 #                       passes; the driver's ListOffsets latest-tiered/earliest-local need 3.9+)
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 source "$TSM_ROOT/tests/broker/lib.sh"
-cd "$TSM_ROOT"
+cd "$TSM_ROOT" || exit 1
 
 backend=${TSM_BROKER_BACKEND:-filesystem}
 runs=${TSM_BROKER_RUNS:-plain secure}

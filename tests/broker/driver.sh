@@ -12,5 +12,6 @@ if [ -z "${TSM_DRIVER_NO_BUILD:-}" ]; then
     exit 2
   fi
 fi
+# shellcheck disable=SC2086  # TSM_DRIVER_JVM_OPTS holds several options
 exec java ${TSM_DRIVER_JVM_OPTS:--Xmx1g} -cp "$here/target/classes:$(cat "$here/target/classpath.txt")" \
   io.tsm.brokertest.Main "$@"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # globals are read by the scripts that source this
 # Shared by scripts/test.d/60-broker.sh and demo/run.sh (sourced after scripts/lib.sh):
 # building the plugin jar, key pairs, the rsm.config.* keys per backend, and a broker run.
 

@@ -462,10 +462,14 @@ final class TieringScenario {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
       stop = true;
       thread.interrupt();
-      thread.join(5000);
+      try {
+        thread.join(5000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
