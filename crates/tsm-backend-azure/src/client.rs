@@ -28,6 +28,11 @@ use crate::config::{Auth, AzureConfig, ENDPOINT_URL};
 use crate::error::classify;
 use crate::sas::{self, AccountKey};
 
+/// Partition size asked of the SDK for a whole-blob download: 2^50 - 1 bytes on 64-bit, so any real
+/// segment is one request (the SDK sends `x-ms-range: bytes=0-<2^50-1>`, which the service
+/// clamps) and the body is streamed; below 2^53 so JavaScript emulators parse it exactly.
+const WHOLE_BLOB_PARTITION: usize = usize::MAX >> 14;
+
 /// Deletes issued at once by [`AzureClient::delete_blobs`].
 pub const DELETES_IN_FLIGHT: usize = 16;
 
@@ -221,13 +226,32 @@ impl AzureClient {
         key: &ObjectKey,
         range: Option<ByteRange>,
     ) -> Result<ByteStream, BackendError> {
+        if let Some(r) = range
+            && r.start >= WHOLE_BLOB_PARTITION as u64
+        {
+            // Past any blob Azure can hold (190.7 TiB < 2^50 bytes); the SDK would overflow
+            // computing the end. Answer from the blob's properties (NotFound if missing).
+            let size = self.blob_size(key).await?;
+            return Err(BackendError::InvalidRange {
+                key: key.clone(),
+                range: r,
+                size: Some(size),
+            });
+        }
         let (http_range, partition) = match range {
             // The whole range in one partition: one request, body streamed.
-            Some(r) => (
-                Some(HttpRange::new(r.start, r.len())),
-                usize::try_from(r.len()).unwrap_or(usize::MAX),
-            ),
-            None => (None, usize::MAX),
+            // `ByteRange::len` overflows for `0..=u64::MAX`: cap the length (the service
+            // clamps the end to the blob size anyway).
+            Some(r) => {
+                let len = (r.end - r.start)
+                    .saturating_add(1)
+                    .min(WHOLE_BLOB_PARTITION as u64);
+                (
+                    Some(HttpRange::new(r.start, len)),
+                    usize::try_from(len).unwrap_or(WHOLE_BLOB_PARTITION),
+                )
+            }
+            None => (None, WHOLE_BLOB_PARTITION),
         };
         let options = BlobClientDownloadOptions {
             range: http_range,

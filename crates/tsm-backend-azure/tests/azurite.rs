@@ -50,9 +50,15 @@ async fn refuses_more_than_50000_blocks_before_reading() {
     })
     .boxed();
     let size = 50_000 * BLOCK as u64 + 1;
-    let err = b.upload(&key, poisoned, Some(size)).await.expect_err("refused");
+    let err = b
+        .upload(&key, poisoned, Some(size))
+        .await
+        .expect_err("refused");
     let msg = err.to_string();
-    assert!(msg.contains("50001 blocks") && msg.contains("huge.log"), "{msg}");
+    assert!(
+        msg.contains("50001 blocks") && msg.contains("huge.log"),
+        "{msg}"
+    );
     assert!(msg.contains("storage.azure.upload.block.size"), "{msg}");
     let e = b
         .fetch(&key, None)
@@ -68,7 +74,9 @@ async fn azurite_range_deviations_guarded() {
         return;
     };
     let empty = ObjectKey::plain("empty.log");
-    b.upload(&empty, body(&[], 1), Some(0)).await.expect("upload empty");
+    b.upload(&empty, body(&[], 1), Some(0))
+        .await
+        .expect("upload empty");
     assert!(get(&b, &empty).await.is_empty());
     for (s, e) in [(0, 0), (0, 10), (5, 9)] {
         let r = ByteRange::new(s, e).expect("range");
@@ -79,7 +87,9 @@ async fn azurite_range_deviations_guarded() {
         );
     }
     let key = ObjectKey::plain("ten.log");
-    b.upload(&key, body(b"0123456789", 3), None).await.expect("upload");
+    b.upload(&key, body(b"0123456789", 3), None)
+        .await
+        .expect("upload");
     for (s, e) in [(10, 10), (10, 20), (11, 11)] {
         let r = ByteRange::new(s, e).expect("range");
         let err = b.fetch(&key, Some(r)).await.err().expect("invalid");
@@ -89,7 +99,10 @@ async fn azurite_range_deviations_guarded() {
         );
     }
     let r = ByteRange::new(9, 100).expect("range");
-    assert_eq!(read_all(b.fetch(&key, Some(r)).await.expect("last")).await, b"9");
+    assert_eq!(
+        read_all(b.fetch(&key, Some(r)).await.expect("last")).await,
+        b"9"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,11 +132,19 @@ async fn connection_string_and_sas_token_auth() {
     // A SAS token (derived here with the key, as an operator would paste one), no account
     // name: endpoint + token only.
     let akey = AccountKey::from_base64(AZURITE_KEY).expect("key");
-    let (token, _) = blob_account_sas(AZURITE_ACCOUNT, &akey, time::OffsetDateTime::now_utc(), true);
+    let (token, _) = blob_account_sas(
+        AZURITE_ACCOUNT,
+        &akey,
+        time::OffsetDateTime::now_utc(),
+        true,
+    );
     let mut m = BTreeMap::new();
     m.insert("azure.container.name".to_string(), container.clone());
     m.insert("azure.endpoint.url".to_string(), ep.clone());
-    m.insert("azure.sas.token".to_string(), format!("?{}", token.as_str()));
+    m.insert(
+        "azure.sas.token".to_string(),
+        format!("?{}", token.as_str()),
+    );
     m.insert("azure.max.retries".to_string(), "0".to_string());
     let by_sas = build(m);
     assert_eq!(get(&by_sas, &key).await, b"hello");
@@ -158,14 +179,21 @@ async fn errors_name_container_status_and_hide_secrets() {
     assert!(msg.contains("ContainerNotFound"), "{msg}");
     assert!(!msg.contains("secret-prefix"), "{msg}");
     let err = b.fetch(&key, None).await.err().expect("no container");
-    assert!(!err.is_not_found(), "a missing container is not a missing object: {err}");
+    assert!(
+        !err.is_not_found(),
+        "a missing container is not a missing object: {err}"
+    );
 
     // Wrong key: 403, no signature in the message or its sources.
     let created = backend("wrongkey", &[]).await.expect("server");
-    settings.insert("azure.container.name".into(), created.container().to_string());
+    settings.insert(
+        "azure.container.name".into(),
+        created.container().to_string(),
+    );
     settings.insert(
         "azure.account.key".into(),
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==".into(),
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="
+            .into(),
     );
     let bad = build(settings);
     let err = bad
@@ -180,6 +208,9 @@ async fn errors_name_container_status_and_hide_secrets() {
         src = s.source();
     }
     assert!(chain.contains("403"), "{chain}");
-    assert!(!chain.contains("sig=") || chain.contains("sig=<redacted>"), "{chain}");
+    assert!(
+        !chain.contains("sig=") || chain.contains("sig=<redacted>"),
+        "{chain}"
+    );
     assert!(!err.is_transient(), "{err}");
 }

@@ -41,7 +41,10 @@ pub fn server() -> Option<BTreeMap<String, String>> {
         "azure.account.name".into(),
         var("TSM_TEST_AZURE_ACCOUNT", "devstoreaccount1"),
     );
-    m.insert("azure.account.key".into(), var("TSM_TEST_AZURE_KEY", AZURITE_KEY));
+    m.insert(
+        "azure.account.key".into(),
+        var("TSM_TEST_AZURE_KEY", AZURITE_KEY),
+    );
     m.insert("azure.upload.block.size".into(), BLOCK.to_string());
     m.insert("azure.upload.blocks.in.flight".into(), "3".into());
     // No retries: a 500 would otherwise be retried for a minute and look like a hang.
@@ -90,7 +93,12 @@ pub async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<AzureBackend>
 /// `n` bytes of a recognisable pattern.
 pub fn data(n: usize, seed: u8) -> Vec<u8> {
     (0..n)
-        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed).wrapping_add((i >> 13) as u8))
+        .map(|i| {
+            (i as u8)
+                .wrapping_mul(31)
+                .wrapping_add(seed)
+                .wrapping_add((i >> 13) as u8)
+        })
         .collect()
 }
 
