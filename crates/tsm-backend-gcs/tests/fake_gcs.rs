@@ -157,6 +157,24 @@ async fn larger_unknown_size_stream_in_odd_pieces() {
 }
 
 #[tokio::test]
+async fn one_stream_item_larger_than_several_chunks() {
+    let Some((b, _)) = backend().await else {
+        return;
+    };
+    // The SDK splits items at chunk boundaries; the item itself is the caller's memory.
+    let payload = data(4 * Q + 3, 5);
+    for declared in [Some(payload.len() as u64), None] {
+        let key = ObjectKey::plain(format!("one-item/{declared:?}.log"));
+        let one = futures::stream::iter(vec![Ok(Bytes::from(payload.clone()))]).boxed();
+        assert_eq!(
+            b.upload(&key, one, declared).await.unwrap(),
+            payload.len() as u64
+        );
+        assert!(fetch(&b, &key, None).await.unwrap() == payload, "{key}");
+    }
+}
+
+#[tokio::test]
 async fn ranged_reads_clamp_and_reject_like_the_contract() {
     let Some((b, _)) = backend().await else {
         return;
