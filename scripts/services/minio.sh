@@ -31,6 +31,8 @@ MINIO_LOG="$MINIO_STATE/minio.log"
 ACCESS_KEY="${TSM_TEST_S3_ACCESS_KEY:-tsm-minio}"
 SECRET_KEY="${TSM_TEST_S3_SECRET_KEY:-tsm-minio-secret}"
 ENDPOINT="http://127.0.0.1:$MINIO_PORT"
+KMS_KEY_ID=tsm-minio-kms
+KMS_KEY=dHNtLW1pbmlvLXRlc3Qta21zLWtleS0zMi1ieXRlcyE=  # base64 of 32 bytes of ASCII test text
 
 install_minio() {
   if [ -x "$MINIO_BIN" ]; then
@@ -78,7 +80,9 @@ start_minio() {
   local data="$MINIO_STATE/data"
   mkdir -p "$data"
   log "starting MinIO on $ENDPOINT (data: $data, log: $MINIO_LOG)"
+  # A fixed single-key KMS (a test key, not a secret) so SSE-S3 and SSE-KMS can be tested.
   MINIO_ROOT_USER="$ACCESS_KEY" MINIO_ROOT_PASSWORD="$SECRET_KEY" \
+    MINIO_KMS_SECRET_KEY="$KMS_KEY_ID:$KMS_KEY" \
     MINIO_BROWSER=off MINIO_UPDATE=off MINIO_CI_CD=1 \
     setsid "$MINIO_BIN" server "$data" --quiet \
       --address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$MINIO_CONSOLE_PORT" \
@@ -119,6 +123,7 @@ export TSM_TEST_S3_ENDPOINT=$ENDPOINT
 export TSM_TEST_S3_ACCESS_KEY=$ACCESS_KEY
 export TSM_TEST_S3_SECRET_KEY=$SECRET_KEY
 export TSM_TEST_S3_REGION=us-east-1
+export TSM_TEST_S3_KMS_KEY_ID=$KMS_KEY_ID
 ENV
 }
 

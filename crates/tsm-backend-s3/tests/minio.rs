@@ -343,3 +343,47 @@ async fn credentials_file_and_backend_kind() {
     let got = read_all(b.fetch(&k, None).await.unwrap()).await;
     assert_eq!(got, b"abc");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_encryption_sse_s3_and_sse_kms() {
+    if common::server().is_none() {
+        return;
+    }
+    let kms_key = std::env::var("TSM_TEST_S3_KMS_KEY_ID").expect(
+        "TSM_TEST_S3_KMS_KEY_ID is not set: MinIO must be started by scripts/services/minio.sh \
+         (it configures a test KMS key)",
+    );
+    let cases: [(&[(&str, &str)], &str); 2] = [
+        (&[("s3.sse.algorithm", "AES256")], "AES256"),
+        (
+            &[
+                ("s3.sse.algorithm", "aws:kms"),
+                ("s3.sse.kms.key.id", kms_key.as_str()),
+            ],
+            "aws:kms",
+        ),
+    ];
+    for (settings, want) in cases {
+        let b = backend("sse", settings).await.expect("server");
+        for (name, bytes) in [("small.log", data(1000, 1)), ("big.log", data(PART + 3, 2))] {
+            let k = ObjectKey::plain(name);
+            b.upload(&k, body(&bytes, 1 << 20), None)
+                .await
+                .unwrap_or_else(|e| panic!("{want} upload of {name}: {e}"));
+            assert_eq!(get(&b, &k).await, bytes, "{want} {name}");
+            let head = b
+                .sdk_client()
+                .head_object()
+                .bucket(b.bucket())
+                .key(k.as_str())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(
+                head.server_side_encryption().map(|s| s.as_str()),
+                Some(want),
+                "{name}"
+            );
+        }
+    }
+}
