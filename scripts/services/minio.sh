@@ -3,22 +3,24 @@
 #
 #   scripts/services/minio.sh install   build MinIO from the Go module proxy (pinned), cached
 #   scripts/services/minio.sh start     start on 127.0.0.1 with a temp data dir, wait until ready
-#   scripts/services/minio.sh stop      stop the server started by `start` (kept data dir removed)
+#   scripts/services/minio.sh stop      stop the server started by `start` and remove its data dir
+#   scripts/services/minio.sh pause     stop the process, keep the data (fault tests restart it)
 #   scripts/services/minio.sh env       print the TSM_TEST_S3_* exports for the running server
 #   scripts/services/minio.sh status    exit 0 when the server answers its readiness probe
 #
 # Install: `go install github.com/minio/minio@$MINIO_VERSION` into
 # $TSM_CACHE/minio-$MINIO_VERSION/ (TSM_CACHE defaults to ~/.cache/tsm, outside the clone so
-# the build, 3-10 minutes on 2 cores, is done once per machine). Idempotent: an existing binary
-# is reused. Start is idempotent too: a running server is left alone.
+# the build, 5-30 minutes on 2 busy cores, is done once per machine). Idempotent: an
+# existing binary is reused. Start is idempotent too: a running server is left alone.
+# MinIO has no Debian/PyPI/npm package; the Go module proxy is where it comes from.
 #
-# Settings (env): MINIO_PORT (default 9900), MINIO_CONSOLE_PORT (default 9901),
-# TSM_TEST_S3_ACCESS_KEY / TSM_TEST_S3_SECRET_KEY (default tsm-minio / tsm-minio-secret),
-# TSM_TEST_S3_BUCKET (default tsm-test; created on start with `mc`-free S3 PUT by the tests,
-# see crates/tsm-backend-s3/tests).
+# Settings (env): MINIO_VERSION, MINIO_PORT (default 9900), MINIO_CONSOLE_PORT (default
+# 9901), TSM_TEST_S3_ACCESS_KEY / TSM_TEST_S3_SECRET_KEY (default tsm-minio /
+# tsm-minio-secret). Tests create their own buckets. Data and log: $TSM_WORK/minio/.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-# A pseudo-version of the last MinIO server commit on the proxy (Feb 2026); builds with Go >= 1.24.
+# A pseudo-version of the last MinIO server commit on the proxy (Feb 2026). Its go.mod asks
+# for Go >= 1.24; verified to build with go1.26.8 (CGO off).
 MINIO_VERSION="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 TSM_CACHE="${TSM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tsm}"
 MINIO_DIR="$TSM_CACHE/minio-$MINIO_VERSION"
