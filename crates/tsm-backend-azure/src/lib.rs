@@ -127,3 +127,62 @@ impl StorageBackend for AzureBackend {
         self.client.list(prefix)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn kind_names_and_documented_keys() {
+        assert!(KIND.matches("azure"));
+        assert!(KIND.matches("io.aiven.kafka.tieredstorage.storage.azure.AzureBlobStorage"));
+        assert!(!KIND.matches("s3"));
+        let names: Vec<_> = KIND.keys.iter().map(|k| k.name).collect();
+        for key in [
+            config::CONTAINER_NAME,
+            config::ACCOUNT_NAME,
+            config::ACCOUNT_KEY,
+            config::SAS_TOKEN,
+            config::CONNECTION_STRING,
+            config::ENDPOINT_URL,
+            config::BLOCK_SIZE,
+            config::BLOCKS_IN_FLIGHT,
+            config::MAX_RETRIES,
+        ] {
+            let full = format!("storage.{key}");
+            assert!(names.contains(&full.as_str()), "{full} not documented");
+        }
+        for k in KIND.keys {
+            assert!(!k.doc.is_empty(), "{}", k.name);
+            let secret = [
+                config::ACCOUNT_KEY,
+                config::SAS_TOKEN,
+                config::CONNECTION_STRING,
+            ]
+            .iter()
+            .any(|s| k.name == format!("storage.{s}"));
+            assert_eq!(k.secret, secret, "{} secret flag", k.name);
+        }
+    }
+
+    #[tokio::test]
+    async fn builds_through_kind_without_network() {
+        let m: BTreeMap<String, String> = [
+            (config::CONTAINER_NAME, "c"),
+            (config::CONNECTION_STRING, "UseDevelopmentStorage=true"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let b = (KIND.build)(StorageConfig::new(m)).await.expect("build");
+        assert_eq!(b.to_string(), "Azure(c)");
+        let dbg = format!("{b:?}");
+        assert!(!dbg.contains("Eby8") && !dbg.contains("sig="), "{dbg}");
+        let err = (KIND.build)(StorageConfig::new(BTreeMap::new()))
+            .await
+            .expect_err("no container");
+        assert_eq!(err.key, "storage.azure.container.name");
+    }
+}

@@ -157,8 +157,14 @@ async fn connection_string_and_sas_token_auth() {
         .collect();
     assert_eq!(listed.len(), 1);
     assert_eq!((listed[0].key.as_str(), listed[0].size), ("auth/a.log", 5));
-    by_sas.delete(&[key.clone()]).await.expect("delete");
-    by_sas.delete(&[key.clone()]).await.expect("delete again");
+    by_sas
+        .delete(std::slice::from_ref(&key))
+        .await
+        .expect("delete");
+    by_sas
+        .delete(std::slice::from_ref(&key))
+        .await
+        .expect("delete again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
