@@ -314,12 +314,20 @@ impl AzureClient {
             .await
     }
 
-    /// Lists blobs whose names start with `prefix`, page by page (List Blobs, flat).
+    /// Lists blobs whose names start with `prefix`, page by page (List Blobs, flat; the
+    /// service's page size, 5000 on Azure).
     pub fn list(&self, prefix: &ObjectKey) -> ListStream {
+        self.list_paged(prefix, None)
+    }
+
+    /// [`Self::list`] with pages of at most `page_size` blobs (`maxresults`), e.g. to
+    /// exercise paging in tests. Each page is fetched when the previous one is consumed.
+    pub fn list_paged(&self, prefix: &ObjectKey, page_size: Option<i32>) -> ListStream {
         let container = self.container.clone();
         let p = prefix.clone();
         let options = BlobContainerClientListBlobsOptions {
             prefix: (!prefix.as_str().is_empty()).then(|| prefix.as_str().to_string()),
+            maxresults: page_size,
             ..Default::default()
         };
         match self.container_client().list_blobs(Some(options)) {

@@ -185,4 +185,51 @@ mod tests {
             .expect_err("no container");
         assert_eq!(err.key, "storage.azure.container.name");
     }
+
+    /// Nothing listens on port 1: every call fails fast with a transient error naming the
+    /// container and the blob, and without the SAS signature.
+    #[tokio::test]
+    async fn connection_refused_is_transient_and_redacted() {
+        let m: BTreeMap<String, String> = [
+            (config::CONTAINER_NAME, "tiered"),
+            (config::ACCOUNT_NAME, config::AZURITE_ACCOUNT),
+            (config::ACCOUNT_KEY, config::AZURITE_KEY),
+            (config::ENDPOINT_URL, "http://127.0.0.1:1/devstoreaccount1"),
+            (config::MAX_RETRIES, "0"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let b = AzureBackend::from_storage_config(&StorageConfig::new(m)).expect("build");
+        let key = ObjectKey::plain("t/0.log");
+        let body = futures::stream::once(async { Ok(bytes::Bytes::from_static(b"abc")) });
+        let errs = [
+            b.upload(&key, Box::pin(body), Some(3))
+                .await
+                .expect_err("upload"),
+            b.fetch(&key, None).await.err().expect("fetch"),
+            b.delete(std::slice::from_ref(&key))
+                .await
+                .expect_err("delete"),
+        ];
+        for e in errs {
+            assert!(e.is_transient(), "{e}");
+            let mut chain = String::new();
+            let mut src: Option<&dyn std::error::Error> = Some(&e);
+            while let Some(s) = src {
+                chain.push_str(&s.to_string());
+                chain.push('\n');
+                src = s.source();
+            }
+            assert!(
+                chain.contains("tiered") && chain.contains("t/0.log"),
+                "{chain}"
+            );
+            assert!(
+                !chain.contains("sig=") || chain.contains("sig=<redacted>"),
+                "{chain}"
+            );
+            assert!(!chain.contains(config::AZURITE_KEY), "{chain}");
+        }
+    }
 }

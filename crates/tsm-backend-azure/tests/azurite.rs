@@ -220,3 +220,35 @@ async fn errors_name_container_status_and_hide_secrets() {
     );
     assert!(!err.is_transient(), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_follows_pages() {
+    let Some(b) = backend("paging", &[]).await else {
+        return;
+    };
+    let keys: Vec<ObjectKey> = (0..23)
+        .map(|i| ObjectKey::plain(format!("p/{i:03}.log")))
+        .collect();
+    futures::stream::iter(&keys)
+        .for_each_concurrent(8, |k| {
+            let b = &b;
+            async move {
+                b.upload(k, body(b"x", 1), Some(1)).await.expect("upload");
+            }
+        })
+        .await;
+    b.upload(&ObjectKey::plain("q/other.log"), body(b"y", 1), Some(1))
+        .await
+        .expect("upload");
+    let mut listed: Vec<String> = b
+        .client()
+        .list_paged(&ObjectKey::plain("p/"), Some(5))
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .map(|r| r.expect("list").key)
+        .collect();
+    listed.sort();
+    let want: Vec<String> = keys.iter().map(|k| k.as_str().to_string()).collect();
+    assert_eq!(listed, want, "5 pages of at most 5");
+}
