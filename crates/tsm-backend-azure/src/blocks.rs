@@ -85,9 +85,10 @@ pub async fn upload(
         return Err(too_many_blocks(key, size, block_size));
     }
     let bs = usize::try_from(block_size).unwrap_or(usize::MAX);
-    let blob = client.blob(key).block_blob_client();
+    // A client per request: with an account key each gets a SAS valid for at least 15
+    // more minutes, however long the upload takes.
     let stage = |id: Vec<u8>, block: Bytes| {
-        let blob = &blob;
+        let blob = client.blob(key).block_blob_client();
         async move {
             let len = block.len() as u64;
             blob.stage_block(&id, len, block.into(), None)
@@ -136,7 +137,10 @@ pub async fn upload(
     };
     let content = RequestContent::try_from(list)
         .map_err(|e| classify("PutBlockList", &client.container, key, None, &e))?;
-    blob.commit_block_list(content, None)
+    client
+        .blob(key)
+        .block_blob_client()
+        .commit_block_list(content, None)
         .await
         .map_err(|e| classify("PutBlockList", &client.container, key, None, &e))?;
     Ok(total)

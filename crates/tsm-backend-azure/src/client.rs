@@ -358,3 +358,57 @@ fn is_transport(e: &azure_core::Error) -> bool {
 fn container_missing(e: &azure_core::Error) -> bool {
     matches!(e.kind(), azure_core::error::ErrorKind::HttpResponse { error_code: Some(c), .. } if c == "ContainerNotFound")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use tsm_core::config::StorageConfig;
+
+    use super::*;
+    use crate::config::{AZURITE_ACCOUNT, AZURITE_KEY};
+
+    fn query_value(c: &BlobContainerClient, name: &str) -> Option<String> {
+        c.url()
+            .query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    }
+
+    #[test]
+    fn sas_is_reused_then_renewed_before_expiry() {
+        let m: BTreeMap<String, String> = [
+            ("azure.container.name", "c"),
+            ("azure.account.name", AZURITE_ACCOUNT),
+            ("azure.account.key", AZURITE_KEY),
+            (
+                "azure.endpoint.url",
+                "http://127.0.0.1:10000/devstoreaccount1",
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let cfg = AzureConfig::from_storage_config(&StorageConfig::new(m)).expect("cfg");
+        let client = AzureClient::new(cfg).expect("client");
+        let first = client.container_client();
+        assert_eq!(first.url().path(), "/devstoreaccount1/c");
+        assert_eq!(query_value(&first, "spr").as_deref(), Some("https,http"));
+        assert!(query_value(&first, "sig").is_some());
+        // Fresh token: the same client is handed out.
+        assert!(Arc::ptr_eq(&first, &client.container_client()));
+        // Pretend the token expires in 5 minutes: the next call re-signs.
+        let Source::SharedKey { current, .. } = &client.source else {
+            panic!("shared key expected");
+        };
+        current.write().expect("lock").1 = OffsetDateTime::now_utc() + Duration::from_secs(300);
+        let renewed = client.container_client();
+        assert!(!Arc::ptr_eq(&first, &renewed));
+        let expiry = current.read().expect("lock").1;
+        assert!(expiry > OffsetDateTime::now_utc() + sas::SAS_RENEW_BEFORE);
+        // Blob URLs keep the token and encode nothing but the name.
+        let blob = client.blob(&ObjectKey::plain("a/b c.log"));
+        assert!(blob.url().query().is_some_and(|q| q.contains("sig=")));
+    }
+}
