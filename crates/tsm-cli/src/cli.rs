@@ -1,0 +1,147 @@
+//! The command line (clap derive). `tsm --help` and `tsm <command> --help` are generated
+//! from these doc comments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// tsm: inspect, verify and repair tiered Kafka segments in object storage, without a
+/// broker. Exit codes: 0 ok, 1 findings (bad segments) or a failed operation, 2 usage or
+/// configuration error.
+#[derive(Debug, Parser)]
+#[command(name = "tsm", version, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options shared by every command.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Properties file: the broker's server.properties (keys `rsm.config.*` are used, the
+    /// prefix stripped) or a file of `rsm.config.*` lines.
+    #[arg(short, long, global = true, env = "TSM_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Override one property, `key=value` (`rsm.config.` prefix optional); repeatable.
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print one JSON document on stdout instead of text (no progress bars).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// No progress bars.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+/// Which segments to work on.
+#[derive(Debug, Args, Clone, Default)]
+pub struct Selection {
+    /// Only segments of this topic.
+    #[arg(long, short = 't')]
+    pub topic: Option<String>,
+    /// Only segments of this partition.
+    #[arg(long, short = 'p')]
+    pub partition: Option<i32>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List tiered segments: topic, partition, offsets, sizes, compression, key id.
+    Ls {
+        #[command(flatten)]
+        select: Selection,
+    },
+    /// Show a segment's manifest, chunk table summary, index sizes and custom metadata.
+    Inspect {
+        /// Object key, `<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`, or segment id.
+        segment: String,
+    },
+    /// Download and restore a segment (byte-identical to the original), a byte range of
+    /// it, or one of its indexes.
+    Fetch {
+        /// Object key, `<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`, or segment id.
+        segment: String,
+        /// Inclusive byte range of the original segment, `START-END` or `START-`.
+        #[arg(long, conflicts_with = "index")]
+        range: Option<String>,
+        /// An index instead of the log: offset, timestamp, producer-snapshot, leader-epoch,
+        /// transaction (or the Java names OFFSET, TIMESTAMP, ...).
+        #[arg(long)]
+        index: Option<String>,
+        /// Output file (`-` for stdout).
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
+    /// Check every segment: manifest, chunks (authenticate, decompress), Kafka record
+    /// batches (CRC32C, offsets), index sizes. Exit 1 when any segment is bad.
+    Verify {
+        #[command(flatten)]
+        select: Selection,
+    },
+    /// Re-wrap every segment's data key under another key pair, rewriting only the
+    /// manifests' `encryption.dataKey`. Resumable and idempotent.
+    Rekey {
+        /// Target key-pair id (must be on the configured key ring).
+        #[arg(long, value_name = "KEY_PAIR_ID")]
+        to: String,
+        #[command(flatten)]
+        select: Selection,
+        /// Report what would change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Rewrite at most this many manifests, then stop (run again to continue).
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+    },
+    /// Upload a local segment (its `.log` and the index files next to it) as the plugin
+    /// would; for tests and backfills.
+    Copy(CopyArgs),
+    /// Delete a segment's three objects.
+    Delete {
+        /// Object key, `<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`, or segment id.
+        segment: String,
+        /// Report what would be deleted; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Configuration reference.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the configuration reference (Markdown; docs/configuration.md) for the core and
+    /// every backend linked into this build.
+    Docs,
+}
+
+/// `tsm copy` arguments.
+#[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// The segment's `.log` file; `.index`, `.timeindex`, `.snapshot`, `.txnindex` with
+    /// the same base name are picked up when present (missing ones are stored empty).
+    pub log: PathBuf,
+    /// Topic name.
+    #[arg(long, short = 't')]
+    pub topic: String,
+    /// Partition.
+    #[arg(long, short = 'p')]
+    pub partition: i32,
+    /// Topic id (Kafka Uuid, 22 characters); random when absent.
+    #[arg(long)]
+    pub topic_id: Option<String>,
+    /// Segment id (Kafka Uuid); random when absent.
+    #[arg(long)]
+    pub segment_id: Option<String>,
+    /// First offset; by default the number in the file name (`00000000000000001234.log`).
+    #[arg(long)]
+    pub start_offset: Option<i64>,
+    /// Leader-epoch checkpoint file (stored as the LEADER_EPOCH index); empty when absent.
+    #[arg(long, value_name = "FILE")]
+    pub leader_epoch_checkpoint: Option<PathBuf>,
+}

@@ -1,0 +1,136 @@
+//! `tsm inspect <segment>`: the segment's keys and object sizes, its manifest (version,
+//! compression, key-pair id, chunk table summary, index positions and sizes, the
+//! informational `remoteLogSegmentMetadata`) and the KIP-917 custom metadata the plugin
+//! would return for it. Reads the manifest only.
+
+use serde_json::json;
+use tsm_core::IndexType;
+
+use crate::context::Context;
+use crate::error::{CliError, CliResult};
+use crate::manifest_io;
+use crate::output::human_bytes;
+use crate::segment::resolve;
+
+pub async fn run(ctx: &Context, arg: &str) -> CliResult {
+    let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg).await?;
+    let key = &seg.keys.manifest;
+    let bytes = manifest_io::read_bytes(ctx.backend(), key).await?;
+    let m = manifest_io::parse(key, &bytes).map_err(CliError::Findings)?;
+    let index = manifest_io::chunk_index(key, &m).map_err(CliError::Findings)?;
+    let sizes: Vec<u32> = index.transformed_sizes().collect();
+    let (min, max) = (
+        sizes.iter().copied().min().unwrap_or(0),
+        sizes.iter().copied().max().unwrap_or(0),
+    );
+    let stored = index.transformed_file_size();
+    let original = index.original_file_size();
+    let indexes: Vec<serde_json::Value> = IndexType::ALL
+        .into_iter()
+        .map(|t| match m.segment_indexes.get(t) {
+            Some(e) => json!({"index": t.java_name(), "position": e.position, "size": e.size}),
+            None => json!({"index": t.java_name(), "position": null, "size": null}),
+        })
+        .collect();
+    let custom = json!({
+        "remote_size": seg.sizes.total(),
+        "object_prefix": seg.keys.prefix,
+        "object_key": seg.keys.main_path,
+    });
+    let report = json!({
+        "segment": seg.name(),
+        "topicId": seg.topic_id.to_string(),
+        "segmentId": seg.segment_id.to_string(),
+        "keys": {
+            "log": seg.keys.log.to_string(),
+            "indexes": seg.keys.indexes.to_string(),
+            "manifest": seg.keys.manifest.to_string(),
+        },
+        "objectSizes": {
+            "log": seg.sizes.log,
+            "indexes": seg.sizes.indexes,
+            "manifest": seg.sizes.manifest,
+        },
+        "manifest": {
+            "version": m.version,
+            "compression": m.compression,
+            "keyPairId": manifest_io::key_id(&m),
+            "chunkIndex": {
+                "type": if index.is_fixed() { "fixed" } else { "variable" },
+                "originalChunkSize": index.original_chunk_size(),
+                "originalFileSize": original,
+                "transformedFileSize": stored,
+                "chunks": index.chunk_count(),
+                "minStoredChunk": min,
+                "maxStoredChunk": max,
+            },
+            "segmentIndexes": indexes,
+            "remoteLogSegmentMetadata": m.remote_log_segment_metadata,
+        },
+        "customMetadata": custom,
+    });
+    if ctx.out.json {
+        return ctx.out.json(&report);
+    }
+    let o = &ctx.out;
+    o.line(format!("segment      {}", seg.name()))?;
+    o.line(format!("topic id     {}", seg.topic_id))?;
+    o.line(format!("manifest     {}", seg.keys.manifest))?;
+    let size = |s: Option<u64>| s.map_or_else(|| "MISSING".to_string(), |n| format!("{n} bytes"));
+    o.line(format!(
+        "log          {} ({})",
+        seg.keys.log,
+        size(seg.sizes.log)
+    ))?;
+    o.line(format!(
+        "indexes      {} ({})",
+        seg.keys.indexes,
+        size(seg.sizes.indexes)
+    ))?;
+    o.line(format!("version      {}", m.version))?;
+    o.line(format!(
+        "compression  {}",
+        if m.compression { "zstd" } else { "none" }
+    ))?;
+    o.line(format!(
+        "encryption   {}",
+        manifest_io::key_id(&m)
+            .map_or("none".to_string(), |k| format!("AES-256-GCM, key pair {k}"))
+    ))?;
+    o.line(format!(
+        "chunks       {} x {} ({}), {} index",
+        index.chunk_count(),
+        index.original_chunk_size(),
+        human_bytes(u64::from(index.original_chunk_size())),
+        if index.is_fixed() {
+            "fixed"
+        } else {
+            "variable"
+        }
+    ))?;
+    let ratio = if original > 0 {
+        stored as f64 / original as f64
+    } else {
+        1.0
+    };
+    o.line(format!(
+        "size         {original} bytes original, {stored} bytes stored ({:.1}%), stored chunks {min}..{max} bytes",
+        ratio * 100.0
+    ))?;
+    o.line("indexes (stored bytes in .indexes):")?;
+    for t in IndexType::ALL {
+        match m.segment_indexes.get(t) {
+            Some(e) => o.line(format!(
+                "  {:<18} position {:>10} size {:>10}",
+                t.java_name(),
+                e.position,
+                e.size
+            ))?,
+            None => o.line(format!("  {:<18} none", t.java_name()))?,
+        }
+    }
+    if let Some(meta) = &m.remote_log_segment_metadata {
+        o.line(format!("broker metadata {meta}"))?;
+    }
+    o.line(format!("custom metadata {custom}"))
+}

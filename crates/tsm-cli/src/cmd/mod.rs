@@ -1,0 +1,62 @@
+//! One module per command. Each takes the parsed arguments and a [`Context`] (or nothing,
+//! for `config docs`), prints its report through [`crate::output::Output`] and returns
+//! `Ok` or a [`CliError`] carrying the exit code.
+
+pub mod config_docs;
+pub mod copy;
+pub mod delete;
+pub mod fetch;
+pub mod inspect;
+pub mod ls;
+pub mod rekey;
+pub mod verify;
+
+use crate::cli::{Cli, Command, ConfigCommand};
+use crate::context::Context;
+use crate::error::CliResult;
+use crate::output::Output;
+use crate::props;
+use crate::segment::Filter;
+
+/// Runs the command of `cli`.
+pub async fn dispatch(cli: Cli) -> CliResult {
+    let out = Output {
+        json: cli.global.json,
+        quiet: cli.global.quiet,
+    };
+    if let Command::Config {
+        command: ConfigCommand::Docs,
+    } = &cli.command
+    {
+        return config_docs::run(out);
+    }
+    let props = props::load(cli.global.config.as_deref(), &cli.global.set)?;
+    let ctx = Context::new(props, out).await?;
+    match cli.command {
+        Command::Ls { select } => ls::run(&ctx, &filter(select)).await,
+        Command::Inspect { segment } => inspect::run(&ctx, &segment).await,
+        Command::Fetch {
+            segment,
+            range,
+            index,
+            output,
+        } => fetch::run(&ctx, &segment, range.as_deref(), index.as_deref(), &output).await,
+        Command::Verify { select } => verify::run(&ctx, &filter(select)).await,
+        Command::Rekey {
+            to,
+            select,
+            dry_run,
+            limit,
+        } => rekey::run(&ctx, &to, &filter(select), dry_run, limit).await,
+        Command::Copy(args) => copy::run(&ctx, &args).await,
+        Command::Delete { segment, dry_run } => delete::run(&ctx, &segment, dry_run).await,
+        Command::Config { .. } => Ok(()),
+    }
+}
+
+fn filter(s: crate::cli::Selection) -> Filter {
+    Filter {
+        topic: s.topic,
+        partition: s.partition,
+    }
+}

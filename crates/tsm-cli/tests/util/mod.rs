@@ -1,0 +1,291 @@
+//! Shared test helpers: a temp "bucket" (filesystem backend), RSA key pairs generated at
+//! test time (never committed), a properties file the `tsm` binary reads, segments
+//! written by the engine itself (`RemoteStorageManager::copy_log_segment_data`), and a
+//! runner for the `tsm` binary.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+use tsm_core::{KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata, RemoteStorageManager};
+
+/// PEM texts of one generated 2048-bit RSA key pair.
+pub struct PemPair {
+    pub public: String,
+    pub private: String,
+}
+
+fn generate_pair() -> PemPair {
+    let key = rsa::PrivateKey::new(&mut getrandom::SysRng, 2048).expect("RSA key generation");
+    PemPair {
+        public: key
+            .to_public_key()
+            .to_public_key_pem(LineEnding::LF)
+            .expect("encode SPKI"),
+        private: key
+            .to_pkcs8_pem(LineEnding::LF)
+            .expect("encode PKCS#8")
+            .to_string(),
+    }
+}
+
+/// Key pair `n` (0 or 1), generated once per test binary (slow in debug builds).
+pub fn pem_pair(n: usize) -> &'static PemPair {
+    static PAIRS: [OnceLock<PemPair>; 2] = [OnceLock::new(), OnceLock::new()];
+    PAIRS[n].get_or_init(generate_pair)
+}
+
+/// Kafka v2 record batches with valid CRC32C: `count` batches of 1-5 records from `base`.
+pub fn batches(count: usize, base: i64, payload_len: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut offset = base;
+    for b in 0..count {
+        let records = 1 + (b % 5) as i32;
+        let payload: Vec<u8> = (0..payload_len).map(|i| b"abcdefgh"[(i + b) % 8]).collect();
+        let start = out.len();
+        out.extend_from_slice(&offset.to_be_bytes());
+        out.extend_from_slice(&((49 + payload.len()) as i32).to_be_bytes());
+        out.extend_from_slice(&0i32.to_be_bytes());
+        out.push(2);
+        out.extend_from_slice(&0u32.to_be_bytes());
+        out.extend_from_slice(&0i16.to_be_bytes());
+        out.extend_from_slice(&(records - 1).to_be_bytes());
+        out.extend_from_slice(&1_700_000_000_000i64.to_be_bytes());
+        out.extend_from_slice(&(1_700_000_000_000i64 + b as i64).to_be_bytes());
+        out.extend_from_slice(&(-1i64).to_be_bytes());
+        out.extend_from_slice(&(-1i16).to_be_bytes());
+        out.extend_from_slice(&(-1i32).to_be_bytes());
+        out.extend_from_slice(&records.to_be_bytes());
+        out.extend_from_slice(&payload);
+        let crc = crc32c::crc32c(&out[start + 21..]);
+        out[start + 17..start + 21].copy_from_slice(&crc.to_be_bytes());
+        offset += i64::from(records);
+    }
+    out
+}
+
+/// A temp dir with `bucket/`, `keys/`, `segments/` and `tsm.properties`.
+pub struct World {
+    pub dir: tempfile::TempDir,
+    /// Plugin properties (without `rsm.config.`), as written to the properties file.
+    pub props: BTreeMap<String, String>,
+}
+
+/// One segment written by the engine, with its original files.
+pub struct Written {
+    pub meta: RemoteLogSegmentMetadata,
+    pub log: Vec<u8>,
+    pub offset_index: Vec<u8>,
+    pub time_index: Vec<u8>,
+    pub txn_index: Option<Vec<u8>>,
+    /// `<topic>-<topicId>/<partition>/<startOffset:020>-<segmentId>`
+    pub main_path: String,
+}
+
+impl World {
+    /// Filesystem backend, `chunk.size` 1000, zstd on, encryption with key pairs k1
+    /// (active) and k2 on the ring when `encrypted`.
+    pub fn new(encrypted: bool) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for d in ["bucket", "keys", "segments"] {
+            std::fs::create_dir_all(dir.path().join(d)).expect("mkdir");
+        }
+        let mut props = BTreeMap::new();
+        props.insert("storage.backend.class".into(), "filesystem".into());
+        props.insert(
+            "storage.root".into(),
+            dir.path().join("bucket").display().to_string(),
+        );
+        props.insert("chunk.size".into(), "1000".into());
+        props.insert("compression.enabled".into(), "true".into());
+        props.insert("key.prefix".into(), "tiered/".into());
+        let w = Self { dir, props };
+        let mut w = w;
+        if encrypted {
+            for (n, id) in ["k1", "k2"].iter().enumerate() {
+                let (public, private) = w.write_pair(id, n);
+                w.props.insert(
+                    format!("encryption.key.pairs.{id}.public.key.file"),
+                    public.display().to_string(),
+                );
+                w.props.insert(
+                    format!("encryption.key.pairs.{id}.private.key.file"),
+                    private.display().to_string(),
+                );
+            }
+            w.props.insert("encryption.enabled".into(), "true".into());
+            w.props.insert("encryption.key.pair.id".into(), "k1".into());
+            w.props
+                .insert("encryption.key.pairs".into(), "k1,k2".into());
+        }
+        w.write_properties();
+        w
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn write_pair(&self, id: &str, n: usize) -> (PathBuf, PathBuf) {
+        let pair = pem_pair(n);
+        let public = self.path(&format!("keys/{id}-public.pem"));
+        let private = self.path(&format!("keys/{id}-private.pem"));
+        std::fs::write(&public, &pair.public).expect("write public PEM");
+        std::fs::write(&private, &pair.private).expect("write private PEM");
+        (public, private)
+    }
+
+    /// Writes `tsm.properties` as a broker's server.properties would hold them.
+    pub fn write_properties(&self) {
+        let mut text = String::from("broker.id=0\nlog.dirs=/var/kafka\n");
+        for (k, v) in &self.props {
+            text.push_str(&format!("rsm.config.{k}={v}\n"));
+        }
+        std::fs::write(self.path("tsm.properties"), text).expect("write properties");
+    }
+
+    /// The file path of object `key` (relative to the backend root).
+    pub fn object(&self, key: &str) -> PathBuf {
+        self.path("bucket").join(key)
+    }
+
+    /// Writes one segment through the engine (as the broker plugin does).
+    pub fn write_segment(
+        &self,
+        topic: &str,
+        partition: i32,
+        start: i64,
+        batches_n: usize,
+    ) -> Written {
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        let rsm = rt
+            .block_on(RemoteStorageManager::configure(
+                self.props.clone(),
+                &[&tsm_core::backend::filesystem::KIND],
+            ))
+            .expect("engine");
+        let log = batches(batches_n, start, 150);
+        let seg_dir = self.path(&format!("segments/{topic}-{partition}-{start}"));
+        std::fs::create_dir_all(&seg_dir).expect("mkdir");
+        let base = format!("{start:020}");
+        let offset_index: Vec<u8> = (0..(batches_n as u64 / 4))
+            .flat_map(|i| {
+                let mut e = (i as u32).to_be_bytes().to_vec();
+                e.extend_from_slice(&((i * 1000) as u32).to_be_bytes());
+                e
+            })
+            .collect();
+        let time_index: Vec<u8> = (0..(batches_n as u64 / 4))
+            .flat_map(|i| {
+                let mut e = (1_700_000_000_000i64 + i as i64).to_be_bytes().to_vec();
+                e.extend_from_slice(&(i as u32).to_be_bytes());
+                e
+            })
+            .collect();
+        let txn_index = (partition == 0).then(|| vec![7u8; 34 * 2]);
+        let file = |ext: &str, bytes: &[u8]| {
+            let p = seg_dir.join(format!("{base}.{ext}"));
+            std::fs::write(&p, bytes).expect("write segment file");
+            p
+        };
+        let data = LogSegmentData {
+            log_segment: file("log", &log),
+            offset_index: file("index", &offset_index),
+            time_index: file("timeindex", &time_index),
+            transaction_index: txn_index.as_deref().map(|t| file("txnindex", t)),
+            producer_snapshot_index: file("snapshot", b"snapshot-bytes"),
+            leader_epoch_index: Bytes::from_static(b"0\n1\n0 0\n"),
+        };
+        let seed = (partition as i64) << 32 | start;
+        let meta = RemoteLogSegmentMetadata {
+            topic_id: KafkaUuid {
+                msb: 0x1234_5678,
+                lsb: 42,
+            },
+            topic: topic.into(),
+            partition,
+            segment_id: KafkaUuid {
+                msb: seed + 1,
+                lsb: seed.wrapping_mul(31) + 7,
+            },
+            start_offset: start,
+            end_offset: start + 1000,
+            max_timestamp_ms: 1_700_000_000_000,
+            broker_id: 0,
+            event_timestamp_ms: 1_700_000_000_000,
+            segment_leader_epochs: BTreeMap::from([(0, start)]),
+            segment_size_in_bytes: log.len() as i32,
+            custom_metadata: None,
+        };
+        rt.block_on(rsm.copy_log_segment_data(&meta, &data))
+            .expect("engine copy");
+        let main_path = tsm_core::keys::main_path(&meta);
+        Written {
+            meta,
+            log,
+            offset_index,
+            time_index,
+            txn_index,
+            main_path,
+        }
+    }
+
+    /// Runs `tsm --config <tsm.properties> <args>`.
+    pub fn tsm(&self, args: &[&str]) -> Run {
+        let cfg = self.path("tsm.properties");
+        let mut all = vec!["--config", cfg.to_str().expect("utf-8 path"), "--quiet"];
+        all.extend_from_slice(args);
+        tsm(&all)
+    }
+}
+
+/// The outcome of one `tsm` run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts exit code `code`, showing the output otherwise.
+    pub fn expect_code(self, code: i32) -> Self {
+        assert_eq!(
+            self.code, code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// stdout as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+/// Runs the `tsm` binary with `args`.
+pub fn tsm(args: &[&str]) -> Run {
+    let out: Output = Command::new(env!("CARGO_BIN_EXE_tsm"))
+        .args(args)
+        .env_remove("TSM_CONFIG")
+        .output()
+        .expect("run tsm");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Path of a file in the repository (from the crate dir).
+pub fn repo_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}

@@ -1,0 +1,108 @@
+//! verify finds damaged segments and says what and where: a flipped byte in a chunk, a
+//! truncated object, a missing index, a manifest naming the wrong key pair, a record
+//! batch with a bad CRC in an untransformed segment.
+
+use crate::util::World;
+
+fn problems_of<'a>(v: &'a serde_json::Value, main_path_tail: &str) -> Vec<&'a str> {
+    let seg = v["segments"]
+        .as_array()
+        .expect("segments")
+        .iter()
+        .find(|s| {
+            s["manifestKey"]
+                .as_str()
+                .is_some_and(|k| k.contains(main_path_tail))
+        })
+        .unwrap_or_else(|| panic!("no segment {main_path_tail} in {v}"));
+    seg["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect()
+}
+
+#[test]
+fn verify_reports_each_kind_of_damage() {
+    let w = World::new(true);
+    let flipped = w.write_segment("t", 0, 0, 30);
+    let truncated = w.write_segment("t", 0, 100, 30);
+    let no_index = w.write_segment("t", 0, 200, 30);
+    let wrong_key = w.write_segment("t", 0, 300, 30);
+    let good = w.write_segment("t", 0, 400, 30);
+    w.tsm(&["verify"]).expect_code(0);
+
+    // A flipped byte inside chunk 1 of the .log.
+    let log = w.object(&format!("tiered/{}.log", flipped.main_path));
+    let mut bytes = std::fs::read(&log).expect("read log object");
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x40;
+    std::fs::write(&log, &bytes).expect("write");
+    // A truncated .log.
+    let log = w.object(&format!("tiered/{}.log", truncated.main_path));
+    let bytes = std::fs::read(&log).expect("read log object");
+    std::fs::write(&log, &bytes[..bytes.len() - 10]).expect("truncate");
+    // A missing .indexes.
+    std::fs::remove_file(w.object(&format!("tiered/{}.indexes", no_index.main_path)))
+        .expect("remove indexes");
+    // A manifest naming key pair k2 for a DEK wrapped under k1.
+    let m = w.object(&format!("tiered/{}.rsm-manifest", wrong_key.main_path));
+    let text = std::fs::read_to_string(&m).expect("read manifest");
+    assert!(text.contains("\"dataKey\":\"k1:"), "{text}");
+    std::fs::write(&m, text.replace("\"dataKey\":\"k1:", "\"dataKey\":\"k2:")).expect("write");
+
+    let r = w.tsm(&["--json", "verify"]).expect_code(1);
+    let v = r.json();
+    assert_eq!(v["checked"], 5);
+    assert_eq!(v["bad"], 4, "{v}");
+    assert!(r.stderr.contains("4 of 5"), "{}", r.stderr);
+
+    let p = problems_of(&v, &flipped.main_path);
+    assert!(p.iter().any(|p| p.contains("chunk")), "flipped: {p:?}");
+    let p = problems_of(&v, &truncated.main_path);
+    assert!(
+        p.iter()
+            .any(|p| p.contains("truncated") && p.contains(".log")),
+        "truncated: {p:?}"
+    );
+    let p = problems_of(&v, &no_index.main_path);
+    assert!(
+        p.iter().any(|p| p.contains(".indexes: object missing")),
+        "missing index: {p:?}"
+    );
+    let p = problems_of(&v, &wrong_key.main_path);
+    assert!(p.iter().any(|p| p.contains("\"k2\"")), "wrong key: {p:?}");
+    assert!(problems_of(&v, &good.main_path).is_empty());
+
+    // The text report names the bad segments too.
+    let text = w.tsm(&["verify"]).expect_code(1).stdout;
+    assert!(text.contains("BAD ") && text.contains("OK "), "{text}");
+    assert!(text.contains("5 segment(s) checked, 4 bad"), "{text}");
+}
+
+#[test]
+fn verify_checks_record_batch_crcs_and_index_sizes() {
+    let mut w = World::new(false);
+    w.props.insert("compression.enabled".into(), "false".into());
+    w.write_properties();
+    let crc = w.write_segment("plain", 0, 0, 20);
+    let idx = w.write_segment("plain", 0, 100, 20);
+    // Stored bytes are the original bytes: flip a payload byte of batch 3.
+    let log = w.object(&format!("tiered/{}.log", crc.main_path));
+    let mut bytes = std::fs::read(&log).expect("read");
+    bytes[3 * (61 + 150) + 100] ^= 1;
+    std::fs::write(&log, &bytes).expect("write");
+    // A .indexes object 3 bytes short of what segmentIndexes say.
+    let indexes = w.object(&format!("tiered/{}.indexes", idx.main_path));
+    let bytes = std::fs::read(&indexes).expect("read");
+    std::fs::write(&indexes, &bytes[..bytes.len() - 3]).expect("write");
+    let v = w.tsm(&["--json", "verify"]).expect_code(1).json();
+    let p = problems_of(&v, &crc.main_path);
+    assert!(p.iter().any(|p| p.contains("CRC32C")), "crc: {p:?}");
+    let p = problems_of(&v, &idx.main_path);
+    assert!(
+        p.iter().any(|p| p.contains(".indexes: stored size")),
+        "indexes: {p:?}"
+    );
+}
