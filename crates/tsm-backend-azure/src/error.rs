@@ -21,7 +21,9 @@ pub enum Meaning {
     /// The range starts at or past the end (416 `InvalidRange`).
     InvalidRange,
     /// A retry may help: 408, 429, 5xx (`ServerBusy`, `OperationTimedOut`,
-    /// `InternalError`), connection and I/O failures.
+    /// `InternalError`), connection and I/O failures, and `InvalidBlockList` (another
+    /// upload to the same blob committed first, which discards every uncommitted block:
+    /// the whole upload can be redone).
     Transient,
     /// Anything else: 403 (`AuthorizationFailure`), 401, `ContainerNotFound`, 400...
     Other,
@@ -35,7 +37,9 @@ pub fn meaning(status: Option<u16>, code: Option<&str>, transport: bool) -> Mean
         }
         (Some(404), Some("BlobNotFound") | None) => Meaning::NotFound,
         (Some(416), _) | (_, Some("InvalidRange")) => Meaning::InvalidRange,
-        (_, Some("ServerBusy" | "OperationTimedOut" | "InternalError")) => Meaning::Transient,
+        (_, Some("ServerBusy" | "OperationTimedOut" | "InternalError" | "InvalidBlockList")) => {
+            Meaning::Transient
+        }
         (Some(408 | 429 | 500..=599), _) => Meaning::Transient,
         (None, _) if transport => Meaning::Transient,
         _ => Meaning::Other,
@@ -53,6 +57,10 @@ fn hint(status: Option<u16>, code: Option<&str>) -> &'static str {
              the role assignment of the Entra identity)"
         }
         (Some(401), _) => " (unauthenticated: check the credentials)",
+        (_, Some("InvalidBlockList")) => {
+            " (another upload to the same blob committed first and discarded this upload's \
+             blocks: retry the upload)"
+        }
         (_, Some("InvalidHeaderValue")) => {
             " (the service rejected the API version: Azurite needs --skipApiVersionCheck)"
         }
@@ -179,6 +187,10 @@ mod tests {
         );
         assert_eq!(
             meaning(Some(400), Some("InvalidBlockList"), false),
+            Meaning::Transient
+        );
+        assert_eq!(
+            meaning(Some(400), Some("InvalidQueryParameterValue"), false),
             Meaning::Other
         );
     }

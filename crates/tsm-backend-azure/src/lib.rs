@@ -23,6 +23,9 @@
 //! # Operator's sharp edges
 //! - Staged blocks of an upload that never commits (broker killed mid-upload) are invisible
 //!   and discarded by Azure after 7 days; they cannot be deleted earlier.
+//! - Committing a block list discards every uncommitted block of that blob: of two
+//!   concurrent multi-block uploads to one name, the later commit can fail with
+//!   `InvalidBlockList` (a transient error; the blob holds the other upload, whole).
 //! - Entra ID needs an `https://` endpoint and a role such as "Storage Blob Data
 //!   Contributor" on the container.
 //! - Azurite: endpoint `http://127.0.0.1:10000/devstoreaccount1` (no trailing slash), and

@@ -252,3 +252,92 @@ async fn list_follows_pages() {
     let want: Vec<String> = keys.iter().map(|k| k.as_str().to_string()).collect();
     assert_eq!(listed, want, "5 pages of at most 5");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_block_upload_leaves_previous_state() {
+    let Some(b) = backend("failblocks", &[]).await else {
+        return;
+    };
+    let failing = |key: &ObjectKey, n: usize| {
+        let head = body(&data(n, 9), 10_000);
+        let key = key.clone();
+        let tail = futures::stream::once(async move {
+            Err(tsm_core::backend::BackendError::Other {
+                key,
+                detail: "injected body failure".into(),
+                source: None,
+            })
+        });
+        head.chain(tail).boxed()
+    };
+    // An existing blob survives a failed multi-block replacement.
+    let key = ObjectKey::plain("f/existing.log");
+    let old = data(2 * BLOCK + 5, 1);
+    b.upload(&key, body(&old, 4096), None)
+        .await
+        .expect("upload");
+    let n = 3 * BLOCK + BLOCK / 2; // 3 blocks staged before the failure
+    let err = b
+        .upload(&key, failing(&key, n), None)
+        .await
+        .expect_err("fails");
+    assert!(err.to_string().contains("injected"), "{err}");
+    assert_eq!(get(&b, &key).await, old);
+    // A new name stays absent, and its staged blocks are not listed.
+    let fresh = ObjectKey::plain("f/new.log");
+    b.upload(&fresh, failing(&fresh, n), None)
+        .await
+        .expect_err("fails");
+    assert!(
+        b.fetch(&fresh, None)
+            .await
+            .err()
+            .expect("absent")
+            .is_not_found()
+    );
+    let listed: Vec<String> = b
+        .list(&ObjectKey::plain("f/"))
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .map(|r| r.expect("list").key)
+        .collect();
+    assert_eq!(listed, vec!["f/existing.log".to_string()]);
+    // The name is still usable afterwards (stale uncommitted blocks do not interfere).
+    let d = data(2 * BLOCK + 1, 3);
+    b.upload(&fresh, body(&d, 50_000), None)
+        .await
+        .expect("upload");
+    assert_eq!(get(&b, &fresh).await, d);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_block_uploads_to_one_name_never_mix() {
+    let Some(b) = backend("samename", &[]).await else {
+        return;
+    };
+    let key = ObjectKey::plain("same.log");
+    let a = data(4 * BLOCK + 11, 21);
+    let c = data(3 * BLOCK + 99, 42);
+    let (ra, rc) = tokio::join!(
+        b.upload(&key, body(&a, 30_000), None),
+        b.upload(&key, body(&c, 70_000), None)
+    );
+    // Azure (and Azurite) discard all uncommitted blocks of a blob when a block list is
+    // committed, so the later commit may fail with InvalidBlockList: transient, never a mix.
+    for r in [&ra, &rc] {
+        if let Err(e) = r {
+            assert!(
+                e.is_transient() && e.to_string().contains("InvalidBlockList"),
+                "{e}"
+            );
+        }
+    }
+    assert!(ra.is_ok() || rc.is_ok(), "one upload must win");
+    let got = get(&b, &key).await;
+    assert!(
+        got == a || got == c,
+        "a mix of two uploads ({} bytes)",
+        got.len()
+    );
+}
