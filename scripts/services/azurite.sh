@@ -6,6 +6,8 @@
 #   scripts/services/azurite.sh stop      stop the instance this script started, remove its data
 #   scripts/services/azurite.sh status    exit 0 when our instance listens
 #   scripts/services/azurite.sh env       print the TSM_TEST_AZURE_* exports
+#   scripts/services/azurite.sh container NAME   create container NAME (exists: fine), for the
+#                                         broker test / demo; signs an account SAS with python3
 #
 # Install: `npm install azurite@$AZURITE_VERSION` into $TSM_CACHE/azurite-$AZURITE_VERSION/
 # (TSM_CACHE defaults to ~/.cache/tsm, outside the clone). Idempotent: an existing install is
@@ -116,11 +118,36 @@ export TSM_TEST_AZURE_KEY=$ACCOUNT_KEY
 ENV
 }
 
+# create_container NAME: PUT ?restype=container with an account SAS signed by the key
+# (python3 stdlib: hmac, hashlib; same scheme as crates/tsm-backend-azure/src/sas.rs).
+create_container() {
+  local name=${1:?container name}
+  running_pid >/dev/null || die "Azurite is not running (scripts/services/azurite.sh start)"
+  ACCOUNT="$ACCOUNT" ACCOUNT_KEY="$ACCOUNT_KEY" ENDPOINT="$ENDPOINT" NAME="$name" python3 - <<'PY'
+import base64, datetime, hashlib, hmac, os, sys, urllib.error, urllib.parse, urllib.request
+now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+fmt = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
+f = dict(sv="2022-11-02", ss="b", srt="sco", sp="racwdl", st=fmt(now - datetime.timedelta(minutes=15)),
+         se=fmt(now + datetime.timedelta(hours=1)), spr="https,http")
+sts = "\n".join([os.environ["ACCOUNT"], f["sp"], f["ss"], f["srt"], f["st"], f["se"], "", f["spr"], f["sv"], "", ""])
+f["sig"] = base64.b64encode(hmac.new(base64.b64decode(os.environ["ACCOUNT_KEY"]), sts.encode(), hashlib.sha256).digest()).decode()
+url = "%s/%s?restype=container&%s" % (os.environ["ENDPOINT"], os.environ["NAME"], urllib.parse.urlencode(f))
+req = urllib.request.Request(url, method="PUT", headers={"x-ms-version": "2022-11-02", "Content-Length": "0"})
+try:
+    urllib.request.urlopen(req, timeout=10)
+except urllib.error.HTTPError as e:
+    if e.code != 409:
+        sys.exit("create container %s: HTTP %d %s" % (os.environ["NAME"], e.code, e.read()[:300]))
+PY
+  log "container $name ready on $ENDPOINT"
+}
+
 case "${1:-}" in
   install) install_azurite ;;
   start) start_azurite ;;
   stop) stop_azurite ;;
   status) running_pid >/dev/null && listening ;;
   env) print_env ;;
-  *) die "usage: $0 install|start|stop|status|env" ;;
+  container) create_container "${2:-}" ;;
+  *) die "usage: $0 install|start|stop|status|env|container NAME" ;;
 esac
