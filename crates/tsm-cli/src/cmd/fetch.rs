@@ -113,9 +113,10 @@ pub async fn run(
     Ok(())
 }
 
-/// The destination: stdout, or a `.tsm-partial` file renamed on [`Sink::finish`].
+/// The destination: stdout (std's blocking handle: a CLI has nothing else to run while
+/// stdout is full), or a `.tsm-partial` file renamed on [`Sink::finish`].
 enum Sink {
-    Stdout(tokio::io::Stdout),
+    Stdout(std::io::Stdout),
     File {
         file: tokio::fs::File,
         partial: std::path::PathBuf,
@@ -126,7 +127,7 @@ enum Sink {
 impl Sink {
     async fn open(path: &Path) -> CliResult<Self> {
         if path == Path::new("-") {
-            return Ok(Self::Stdout(tokio::io::stdout()));
+            return Ok(Self::Stdout(std::io::stdout()));
         }
         let mut partial = path.as_os_str().to_owned();
         partial.push(".tsm-partial");
@@ -143,7 +144,7 @@ impl Sink {
 
     async fn write(&mut self, data: &[u8]) -> CliResult {
         match self {
-            Self::Stdout(s) => s.write_all(data).await.map_err(CliError::stdout),
+            Self::Stdout(s) => std::io::Write::write_all(s, data).map_err(CliError::stdout),
             Self::File { file, partial, .. } => file
                 .write_all(data)
                 .await
@@ -153,7 +154,7 @@ impl Sink {
 
     async fn finish(self) -> CliResult {
         match self {
-            Self::Stdout(mut s) => s.flush().await.map_err(CliError::stdout),
+            Self::Stdout(mut s) => std::io::Write::flush(&mut s).map_err(CliError::stdout),
             Self::File {
                 mut file,
                 partial,

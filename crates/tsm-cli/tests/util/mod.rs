@@ -247,6 +247,8 @@ impl World {
 /// The outcome of one `tsm` run.
 pub struct Run {
     pub code: i32,
+    /// stdout bytes as written (binary for `fetch -o -`).
+    pub raw: Vec<u8>,
     pub stdout: String,
     pub stderr: String,
 }
@@ -278,6 +280,7 @@ pub fn tsm(args: &[&str]) -> Run {
         .expect("run tsm");
     Run {
         code: out.status.code().unwrap_or(-1),
+        raw: out.stdout.clone(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
