@@ -547,4 +547,18 @@ mod tests {
             assert_eq!(e.value, "<redacted>");
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn connection_strings_never_panic_nor_leak(cs in "[ -~]{0,120}") {
+            // Blank is "not set": the account-name error, tested above.
+            proptest::prop_assume!(!cs.trim().is_empty());
+            if let Err(e) = parse(&[(CONTAINER_NAME, "c"), (CONNECTION_STRING, &cs)]) {
+                proptest::prop_assert_eq!(e.value.as_str(), "<redacted>");
+                if cs.len() >= 8 {
+                    proptest::prop_assert!(!e.to_string().contains(&cs), "{}", e);
+                }
+            }
+        }
+    }
 }

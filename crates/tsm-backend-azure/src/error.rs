@@ -247,4 +247,17 @@ mod tests {
         }
         assert!(!chain.contains("SECRET"), "{chain}");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn redaction_never_leaks_a_signature(
+            before in "[ -~]{0,40}",
+            sig in "[A-Za-z0-9%+/=]{12,44}",
+            after in "([&)\" ][ -~]{0,40})?",
+        ) {
+            proptest::prop_assume!(!before.contains(&sig) && !after.contains(&sig));
+            let out = redact_sas(&format!("{before}sig={sig}{after}"));
+            proptest::prop_assert!(!out.contains(&sig), "{out}");
+        }
+    }
 }

@@ -341,3 +341,57 @@ async fn concurrent_block_uploads_to_one_name_never_mix() {
         got.len()
     );
 }
+
+/// Ranged reads against the contract model on blobs of a few sizes, around block
+/// boundaries: `end` past the last byte is clamped, `start >= size` is InvalidRange.
+#[test]
+fn ranged_reads_match_the_model() {
+    use proptest::prelude::*;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let Some(b) = rt.block_on(backend("prop", &[])) else {
+        return;
+    };
+    let sizes = [0usize, 1, BLOCK, 2 * BLOCK + 3];
+    let blobs: Vec<(ObjectKey, Vec<u8>)> = sizes
+        .iter()
+        .map(|&n| {
+            let key = ObjectKey::plain(format!("prop/{n}.log"));
+            let d = data(n, 77);
+            rt.block_on(b.upload(&key, body(&d, 33_333), None))
+                .expect("upload");
+            (key, d)
+        })
+        .collect();
+    let max = 2 * BLOCK as u64 + 10;
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(64));
+    runner
+        .run(&(0..blobs.len(), 0..max, 0..max + 5), |(i, start, len)| {
+            let (key, d) = &blobs[i];
+            let r = ByteRange::new(start, start + len).expect("range");
+            let got = rt.block_on(async {
+                match b.fetch(key, Some(r)).await {
+                    Ok(s) => Ok(read_all(s).await),
+                    Err(e) => Err(e),
+                }
+            });
+            let size = d.len() as u64;
+            match got {
+                Ok(bytes) => {
+                    prop_assert!(start < size, "{r} on {size} bytes read {}", bytes.len());
+                    let end = r.end.min(size - 1) as usize;
+                    prop_assert_eq!(&bytes[..], &d[start as usize..=end], "{}", r);
+                }
+                Err(e) => prop_assert!(
+                    start >= size
+                        && matches!(e, tsm_core::backend::BackendError::InvalidRange { .. }),
+                    "{r} on {size} bytes: {e}"
+                ),
+            }
+            Ok(())
+        })
+        .expect("ranged reads follow the contract");
+}
