@@ -438,3 +438,17 @@ fn config_keys_are_unique_and_documented() {
         assert!(!k.doc.is_empty(), "storage.{} undocumented", k.name);
     }
 }
+
+/// Kafka 4.4 KRaft brokers pass `node.id` (and no `broker.id`): it is a known key, and
+/// it names the broker. Found by the real-broker test (a warning on every start).
+#[test]
+fn node_id_is_a_known_key() {
+    let mut p = props(&[]);
+    p.remove("broker.id");
+    p.insert("node.id".into(), "7".into());
+    let c = RsmConfig::from_props(p, KINDS).expect("valid");
+    assert_eq!(c.broker_id, Some(7));
+    assert!(tsm_core::config::keys::is_core_key("node.id"));
+    let e = err(&[("node.id", "seven")]);
+    assert_eq!(e.key, "node.id");
+}

@@ -40,6 +40,8 @@ pub const METRICS_RECORDING_LEVEL: &str = "metrics.recording.level";
 pub const METRICS_SAMPLE_WINDOW_MS: &str = "metrics.sample.window.ms";
 /// `broker.id` (added by the broker)
 pub const BROKER_ID: &str = "broker.id";
+/// `node.id` (added by KRaft brokers, Kafka 4.4 on)
+pub const NODE_ID: &str = "node.id";
 /// `fetch.chunk.cache.class`
 pub const CHUNK_CACHE_CLASS: &str = "fetch.chunk.cache.class";
 /// `fetch.chunk.cache.size`
@@ -200,6 +202,12 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         BROKER_ID,
         "",
         "Set by the broker (its `broker.id` / `node.id`); used in logs. An integer.",
+    ),
+    key(
+        NODE_ID,
+        "",
+        "Set by KRaft brokers (Kafka 4.4 on); used in logs when `broker.id` is absent. An \
+         integer.",
     ),
     key(
         CHUNK_CACHE_CLASS,

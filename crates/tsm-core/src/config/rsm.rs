@@ -350,7 +350,10 @@ impl RsmConfig {
                 ));
             }
         }
-        let broker_id = p.int(BROKER_ID, i64::from(i32::MIN), i64::from(i32::MAX))?;
+        let broker_id = match p.int(BROKER_ID, i64::from(i32::MIN), i64::from(i32::MAX))? {
+            Some(id) => Some(id),
+            None => p.int(NODE_ID, i64::from(i32::MIN), i64::from(i32::MAX))?,
+        };
 
         let chunk_cache = parse_chunk_cache(&p)?;
         let manifest_cache = ManifestCacheConfig {
