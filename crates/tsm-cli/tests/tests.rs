@@ -6,7 +6,9 @@ mod util;
 
 mod copy_delete;
 mod docs;
+mod pipe;
 mod read;
 mod rekey;
+mod s3;
 mod usage;
 mod verify;

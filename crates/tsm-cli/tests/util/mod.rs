@@ -162,12 +162,22 @@ impl World {
         start: i64,
         batches_n: usize,
     ) -> Written {
+        let fs = &tsm_core::backend::filesystem::KIND;
+        self.write_segment_with(fs, topic, partition, start, batches_n)
+    }
+
+    /// Writes one segment through the engine over backend `kind`.
+    pub fn write_segment_with(
+        &self,
+        kind: &'static tsm_core::BackendKind,
+        topic: &str,
+        partition: i32,
+        start: i64,
+        batches_n: usize,
+    ) -> Written {
         let rt = tokio::runtime::Runtime::new().expect("runtime");
         let rsm = rt
-            .block_on(RemoteStorageManager::configure(
-                self.props.clone(),
-                &[&tsm_core::backend::filesystem::KIND],
-            ))
+            .block_on(RemoteStorageManager::configure(self.props.clone(), &[kind]))
             .expect("engine");
         let log = batches(batches_n, start, 150);
         let seg_dir = self.path(&format!("segments/{topic}-{partition}-{start}"));
