@@ -123,3 +123,18 @@ fn rekey_fails_loudly_when_the_old_key_pair_is_gone() {
     let v = w.tsm(&["--json", "verify"]).expect_code(1).json();
     assert!(v.to_string().contains("k1"), "{v}");
 }
+
+#[test]
+fn rekey_leaves_a_segment_alone_when_its_log_is_gone() {
+    let w = World::new(true);
+    let a = w.write_segment("g", 0, 0, 5);
+    std::fs::remove_file(w.object(&format!("tiered/{}.log", a.main_path))).expect("rm");
+    let manifest = w.object(&format!("tiered/{}.rsm-manifest", a.main_path));
+    let before = std::fs::read(&manifest).expect("read");
+    let r = w
+        .tsm(&["--json", "rekey", "--to", "k2"])
+        .expect_code(0)
+        .json();
+    assert_eq!(r["segments"][0]["action"], "skipped", "{r}");
+    assert_eq!(std::fs::read(&manifest).expect("read"), before);
+}

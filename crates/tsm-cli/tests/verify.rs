@@ -106,3 +106,27 @@ fn verify_checks_record_batch_crcs_and_index_sizes() {
         "indexes: {p:?}"
     );
 }
+
+#[test]
+fn verify_reports_unparsable_manifests_and_unknown_key_pairs() {
+    let w = World::new(true);
+    let garbage = w.write_segment("m", 0, 0, 5);
+    let unknown = w.write_segment("m", 0, 100, 5);
+    let m = w.object(&format!("tiered/{}.rsm-manifest", garbage.main_path));
+    std::fs::write(&m, b"{\"version\":\"1\",").expect("write");
+    let m = w.object(&format!("tiered/{}.rsm-manifest", unknown.main_path));
+    let text = std::fs::read_to_string(&m).expect("read manifest");
+    std::fs::write(&m, text.replace("\"dataKey\":\"k1:", "\"dataKey\":\"k9:")).expect("write");
+    let v = w.tsm(&["--json", "verify"]).expect_code(1).json();
+    assert_eq!(v["bad"], 2, "{v}");
+    let p = problems_of(&v, &garbage.main_path);
+    assert!(
+        p.iter().any(|p| p.contains("not a valid v1 manifest")),
+        "{p:?}"
+    );
+    let p = problems_of(&v, &unknown.main_path);
+    assert!(p.iter().any(|p| p.contains("k9")), "{p:?}");
+    // ls still lists both, with the manifest error on the unparsable one.
+    let ls = w.tsm(&["--json", "ls"]).expect_code(0).json();
+    assert!(ls["segments"][0]["error"].as_str().is_some(), "{ls}");
+}
