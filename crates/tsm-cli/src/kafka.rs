@@ -243,4 +243,30 @@ mod tests {
         let e = walk(&twice, 4096).unwrap_err();
         assert!(e.detail.contains("does not follow"), "{e:?}");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_piece_size_gives_the_same_summary(
+            count in 0usize..30, payload in 0usize..300, piece in 1usize..700,
+        ) {
+            let data = make_batches(count, 7, payload);
+            let whole = walk(&data, data.len().max(1)).expect("valid");
+            let pieces = walk(&data, piece).expect("valid");
+            proptest::prop_assert_eq!(whole, pieces);
+            proptest::prop_assert_eq!(whole.batches, count as u64);
+        }
+
+        #[test]
+        fn a_flipped_crc_covered_byte_is_found(
+            count in 1usize..10, payload in 0usize..200, pick in 0usize..10_000, bit in 0u8..8,
+        ) {
+            let mut data = make_batches(count, 0, payload);
+            let batch_len = HEADER_LEN + payload;
+            let batch = pick % count;
+            // CRC field and everything it covers: bytes 17.. of the batch.
+            let within = 17 + (pick / count) % (batch_len - 17);
+            data[batch * batch_len + within] ^= 1 << bit;
+            proptest::prop_assert!(walk(&data, 64).is_err());
+        }
+    }
 }
