@@ -13,7 +13,13 @@
 # (compression + encryption with a fresh RSA 2048 key pair).
 #
 # Environment:
-#   TSM_BROKER_BACKEND  filesystem (default; the only backend the harness supports so far)
+#   TSM_BROKER_BACKEND  filesystem (default) | s3 | gcs | azure. A cloud backend starts its
+#                       emulator (scripts/services/minio.sh, fake-gcs.sh, azurite.sh) unless it
+#                       already runs, creates a bucket/container tsm-broker-<run> per run,
+#                       builds the jar with that cargo feature, and stops the emulator at exit
+#                       if it started it. The driver lists and reads the bucket through the
+#                       service's REST API (tests/broker/README.md). scripts/test.d/61-broker-cloud.sh
+#                       runs this once per cloud backend.
 #   TSM_BROKER_RUNS     which runs, default "plain secure"
 #   TSM_BROKER_SIZE     record bytes per run, default 20MiB
 #   TSM_BROKER_RSM      tsm (default) | kafka-local: Kafka's own test RSM (LocalTieredStorage)
@@ -31,10 +37,13 @@ runs=${TSM_BROKER_RUNS:-plain secure}
 size=${TSM_BROKER_SIZE:-20MiB}
 rsm=${TSM_BROKER_RSM:-tsm}
 work="$TSM_WORK/broker-test"
+[ "$backend" = filesystem ] || work="$TSM_WORK/broker-test-$backend"
+backend_feature "$backend" >/dev/null
 
 current=""
 cleanup() {
   if [ -n "$current" ]; then bash "$KAFKA_SH" stop --dir "$current" || true; fi
+  emulator_stop
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -52,15 +61,23 @@ export TSM_DRIVER_NO_BUILD=1
 if [ "$rsm" = kafka-local ]; then
   runs=plain # LocalTieredStorage has no compression/encryption
 elif [ -z "${TSM_PLUGIN_JAR:-}" ]; then
-  TSM_PLUGIN_JAR=$(plugin_jar)
+  TSM_PLUGIN_JAR=$(plugin_jar "$(backend_feature "$backend")")
   export TSM_PLUGIN_JAR
+fi
+if [ "$backend" != filesystem ]; then
+  [ "$rsm" = tsm ] || die "TSM_BROKER_RSM=$rsm only works with the filesystem backend"
+  emulator_start "$backend"
 fi
 
 # run_one NAME COMPRESSION ENCRYPTION
 run_one() {
   local name=$1 compression=$2 encryption=$3
   local dir="$work/$KAFKA_VERSION-$name" root="$work/$KAFKA_VERSION-$name/bucket"
-  log "--- broker run '$name' on Kafka $KAFKA_VERSION: rsm=$rsm backend=$backend compression=$compression encryption=$encryption"
+  if [ "$backend" != filesystem ]; then
+    root="tsm-broker-${KAFKA_VERSION//./-}-$name" # bucket / container name
+    backend_bucket "$backend" "$root" || return 1
+  fi
+  log "--- broker run '$name' on Kafka $KAFKA_VERSION: rsm=$rsm backend=$backend ($root) compression=$compression encryption=$encryption"
   setup_rsm "$rsm" "$backend" "$root" "$compression" "$encryption" "$dir/keys" || return 1
   current=$dir
   if ! bash "$KAFKA_SH" start --dir "$dir" --fresh --port auto --controller-port auto \
@@ -102,5 +119,5 @@ for KAFKA_VERSION in $versions; do
     fi
   done
 done
-echo "broker runs: $passed passed, ${#failed[@]} failed"
+echo "broker runs ($backend): $passed passed, ${#failed[@]} failed"
 [ ${#failed[@]} -eq 0 ] || die "broker runs failed: ${failed[*]} (logs under $work)"

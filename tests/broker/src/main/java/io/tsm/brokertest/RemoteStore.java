@@ -7,7 +7,10 @@ import java.util.List;
 /**
  * Read-only view of the bucket the plugin writes to, so the test can see remote objects
  * appear and disappear independently of the broker. One implementation per backend:
- * {@code filesystem:<storage.root>} now; s3/gcs/azure ones plug in here.
+ * {@code filesystem:<storage.root>}, {@code s3:<endpoint>/<bucket>}, {@code gcs:<endpoint>/<bucket>},
+ * {@code azure:<account endpoint>/<container>} (the cloud ones list and read through the
+ * service's own REST API, see {@link S3RemoteStore}, {@link GcsRemoteStore},
+ * {@link AzureRemoteStore}).
  */
 interface RemoteStore {
   /** One object: its key relative to the store root and its size in bytes. */
@@ -22,7 +25,7 @@ interface RemoteStore {
   /** Where the objects are, for humans. */
   String describe();
 
-  /** Parses {@code filesystem:/path} (more schemes when more backends exist). */
+  /** Parses {@code filesystem:/path}, {@code s3:URL/bucket}, {@code gcs:URL/bucket}, {@code azure:URL/container}. */
   static RemoteStore parse(String spec) {
     int colon = spec.indexOf(':');
     String scheme = colon < 0 ? spec : spec.substring(0, colon);
@@ -33,9 +36,18 @@ interface RemoteStore {
           throw new IllegalArgumentException("--remote-store filesystem:<storage.root> needs a path");
         }
         return new FilesystemRemoteStore(java.nio.file.Path.of(rest));
+      case "s3":
+        return new S3RemoteStore(rest);
+      case "gcs":
+        return new GcsRemoteStore(rest);
+      case "azure":
+        return new AzureRemoteStore(rest);
       default:
         throw new IllegalArgumentException(
-            "unsupported --remote-store '" + spec + "' (supported: filesystem:<dir>)");
+            "unsupported --remote-store '"
+                + spec
+                + "' (supported: filesystem:<dir>, s3:<endpoint>/<bucket>,"
+                + " gcs:<endpoint>/<bucket>, azure:<endpoint>/<container>)");
     }
   }
 }
