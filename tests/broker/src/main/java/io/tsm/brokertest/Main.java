@@ -18,7 +18,7 @@ import picocli.CommandLine.Option;
 @Command(
     name = "tsm-broker-test",
     mixinStandardHelpOptions = true,
-    subcommands = {Main.Tiering.class},
+    subcommands = {Main.Tiering.class, Cutover.class},
     description = "Drives a real Kafka broker with tiered storage and checks what it does.")
 public final class Main implements Callable<Integer> {
 
