@@ -12,7 +12,9 @@
 # the rest stays readable, and the broker's remote copy/fetch/delete error meters are 0.
 #
 # Environment:
-#   TSM_BROKER_BACKEND   filesystem (default; others once tests/broker/lib.sh supports them)
+#   TSM_BROKER_BACKEND   filesystem (default) | s3 (MinIO) | gcs (fake-gcs-server) | azure
+#                        (Azurite): the emulator is started unless it runs (and then stopped),
+#                        a fresh bucket/container per run (tests/broker/lib.sh helpers)
 #   TSM_CUTOVER_SIZE     backfill bytes, default 40MiB (24 partitions; must give > 1 segment
 #                        of 9..7-day-old data per partition)
 #   TSM_CUTOVER_ARGS     extra driver options (see `tests/broker/driver.sh cutover --help`)
@@ -25,10 +27,13 @@ cd "$TSM_ROOT" || exit 1
 backend=${TSM_BROKER_BACKEND:-filesystem}
 size=${TSM_CUTOVER_SIZE:-40MiB}
 work="$TSM_WORK/cutover-test"
+[ "$backend" = filesystem ] || work="$TSM_WORK/cutover-test-$backend"
 dir="$work/broker"
+backend_feature "$backend" >/dev/null
 started=""
 cleanup() {
   if [ -n "$started" ]; then bash "$KAFKA_SH" stop --dir "$dir" || true; fi
+  emulator_stop
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -42,7 +47,17 @@ mvn -B -q -f tests/broker/pom.xml -DskipTests package >"$work/driver-build.log" 
   || { cat "$work/driver-build.log" >&2; die "building tests/broker failed"; }
 export TSM_DRIVER_NO_BUILD=1
 
-setup_rsm tsm "$backend" "$dir/bucket" false false "$dir/keys" || die "plugin setup failed"
+if [ -z "${TSM_PLUGIN_JAR:-}" ]; then
+  TSM_PLUGIN_JAR=$(plugin_jar "$(backend_feature "$backend")") || die "no plugin jar"
+  export TSM_PLUGIN_JAR
+fi
+root="$dir/bucket"
+if [ "$backend" != filesystem ]; then
+  emulator_start "$backend"
+  root="tsm-cutover-$(date +%s)" # bucket / container name, fresh per run
+  backend_bucket "$backend" "$root"
+fi
+setup_rsm tsm "$backend" "$root" false false "$dir/keys" || die "plugin setup failed"
 log "--- cutover on Kafka ${KAFKA_VERSION:-4.4.0}: backend=$backend backfill=$size"
 started=1
 bash "$KAFKA_SH" start --dir "$dir" --fresh --port auto --controller-port auto --jmx-port auto \

@@ -30,6 +30,7 @@ import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -190,6 +191,36 @@ final class CutoverScenario {
     for (int p = 0; p < o.partitions; p++) {
       tps.add(new TopicPartition(topic, p));
     }
+    awaitLeaders();
+  }
+
+  /**
+   * Waits (bounded, 60 s) until every partition has a leader that answers ListOffsets:
+   * producing into a just-created topic otherwise meets NOT_LEADER_OR_FOLLOWER, after which
+   * an idempotent producer with several batches in flight was seen to loop on
+   * OUT_OF_ORDER_SEQUENCE_NUMBER.
+   */
+  private void awaitLeaders() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    String last = "";
+    while (true) {
+      try {
+        TopicDescription d =
+            admin.describeTopics(List.of(topic)).allTopicNames().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS).get(topic);
+        long led = d.partitions().stream().filter(pi -> pi.leader() != null && !pi.leader().isEmpty()).count();
+        if (led == o.partitions) {
+          offsets(OffsetSpec.latest());
+          return;
+        }
+        last = led + " of " + o.partitions + " partitions have a leader";
+      } catch (java.util.concurrent.ExecutionException e) {
+        last = e.getCause().toString();
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AbortRun("partitions of " + topic + " not ready after 60 s: " + last);
+      }
+      Thread.sleep(200);
+    }
   }
 
   private void alterTopic(String key, String value) throws Exception {
@@ -242,6 +273,9 @@ final class CutoverScenario {
     pp.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
     pp.put(ProducerConfig.ACKS_CONFIG, "all");
     pp.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    // One request in flight per connection: per-partition order without relying on the
+    // idempotent producer's sequence recovery (see awaitLeaders).
+    pp.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
     pp.put(ProducerConfig.LINGER_MS_CONFIG, 20);
     pp.put(ProducerConfig.BATCH_SIZE_CONFIG, 64 * 1024);
     pp.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
