@@ -14,7 +14,7 @@ static SECRET_KIND: BackendKind = BackendKind {
     name: "s3",
     aliases: &["io.aiven.kafka.tieredstorage.storage.s3.S3Storage"],
     keys: &[ConfigKeyDoc {
-        name: "aws.secret.access.key",
+        name: "storage.aws.secret.access.key",
         default: "",
         doc: "secret",
         secret: true,
@@ -451,4 +451,23 @@ fn node_id_is_a_known_key() {
     assert!(tsm_core::config::keys::is_core_key("node.id"));
     let e = err(&[("node.id", "seven")]);
     assert_eq!(e.key, "node.id");
+}
+
+/// Backend keys are documented with their full name (`storage.s3.bucket.name`) and read
+/// without `storage.`; a documented key must not be reported unknown, and a secret one
+/// must be redacted in errors. (The docs once printed `storage.storage.s3...`.)
+#[test]
+fn backend_keys_are_full_names_and_secrets_are_redacted() {
+    let c = ok(&[
+        ("storage.backend.class", "s3"),
+        ("storage.aws.secret.access.key", "hunter2"),
+    ]);
+    assert_eq!(c.backend.name, "s3");
+    assert_eq!(SECRET_KIND.keys[0].storage_key(), "aws.secret.access.key");
+    let e = c
+        .storage
+        .get_u64("aws.secret.access.key", 0, 0, 1)
+        .expect_err("not a number");
+    assert_eq!(e.key, "storage.aws.secret.access.key");
+    assert!(!e.to_string().contains("hunter2"), "{e}");
 }

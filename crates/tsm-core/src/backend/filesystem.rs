@@ -57,14 +57,14 @@ pub static KIND: BackendKind = BackendKind {
     aliases: &["io.aiven.kafka.tieredstorage.storage.filesystem.FileSystemStorage"],
     keys: &[
         ConfigKeyDoc {
-            name: ROOT_KEY,
+            name: "storage.root",
             default: "",
             doc: "Required. Directory holding the objects (created if missing; must be \
                   writable by the broker). Object keys become paths under it.",
             secret: false,
         },
         ConfigKeyDoc {
-            name: "overwrite.enabled",
+            name: "storage.overwrite.enabled",
             default: "true",
             doc: "Accepted for compatibility with the Java plugin's filesystem storage; tsm \
                   always replaces an existing object atomically (copy may be retried by the \

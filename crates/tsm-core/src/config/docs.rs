@@ -24,7 +24,7 @@ pub fn render_configuration_markdown(kinds: &[&BackendKind]) -> String {
          the plugin with an error naming the key.\n\n",
     );
     out.push_str("## Core\n\n");
-    table(&mut out, "", CONFIG_KEYS);
+    table(&mut out, CONFIG_KEYS);
     for kind in kinds {
         let _ = write!(out, "\n## Backend `{}`\n\n", kind.name);
         let _ = write!(out, "Selected with `storage.backend.class={}`", kind.name);
@@ -39,13 +39,13 @@ pub fn render_configuration_markdown(kinds: &[&BackendKind]) -> String {
         if kind.keys.is_empty() {
             out.push_str("No keys.\n");
         } else {
-            table(&mut out, "storage.", kind.keys);
+            table(&mut out, kind.keys);
         }
     }
     out
 }
 
-fn table(out: &mut String, prefix: &str, keys: &[ConfigKeyDoc]) {
+fn table(out: &mut String, keys: &[ConfigKeyDoc]) {
     out.push_str("| Key | Default | Description |\n|---|---|---|\n");
     for k in keys {
         let default = if k.default.is_empty() {
@@ -60,7 +60,7 @@ fn table(out: &mut String, prefix: &str, keys: &[ConfigKeyDoc]) {
         };
         let _ = writeln!(
             out,
-            "| `{prefix}{}` | {default} | {}{secret} |",
+            "| `{}` | {default} | {}{secret} |",
             k.name,
             cell(k.doc)
         );
@@ -81,13 +81,13 @@ mod tests {
         aliases: &["com.example.DemoStorage"],
         keys: &[
             ConfigKeyDoc {
-                name: "demo.bucket",
+                name: "storage.demo.bucket",
                 default: "",
                 doc: "Required. Bucket | name.",
                 secret: false,
             },
             ConfigKeyDoc {
-                name: "demo.secret",
+                name: "storage.demo.secret",
                 default: "",
                 doc: "The secret.",
                 secret: true,

@@ -375,7 +375,7 @@ impl RsmConfig {
                 if k == STORAGE_BACKEND_CLASS {
                     continue;
                 }
-                if !backend.keys.iter().any(|d| d.name == rest) {
+                if !backend.keys.iter().any(|d| d.storage_key() == rest) {
                     tracing::warn!(
                         key = %k,
                         backend = backend.name,
@@ -390,8 +390,13 @@ impl RsmConfig {
 
         Ok(Self {
             backend,
-            storage: StorageConfig::new(storage_values)
-                .with_secret_keys(backend.keys.iter().filter(|k| k.secret).map(|k| k.name)),
+            storage: StorageConfig::new(storage_values).with_secret_keys(
+                backend
+                    .keys
+                    .iter()
+                    .filter(|k| k.secret)
+                    .map(|k| k.storage_key()),
+            ),
             chunk_size,
             compression_enabled,
             compression_heuristic_enabled,

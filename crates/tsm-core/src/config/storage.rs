@@ -39,7 +39,9 @@ impl ConfigError {
 /// `docs/configuration.md`.
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigKeyDoc {
-    /// The key without `rsm.config.`, e.g. `storage.s3.bucket.name`.
+    /// The full key without `rsm.config.`, e.g. `chunk.size` or, for a backend key,
+    /// `storage.s3.bucket.name` (backends read it from [`StorageConfig`] as
+    /// `s3.bucket.name`; see [`ConfigKeyDoc::storage_key`]).
     pub name: &'static str,
     /// The default, as text (`""` when there is none; say "required" in `doc`).
     pub default: &'static str,
@@ -47,6 +49,14 @@ pub struct ConfigKeyDoc {
     pub doc: &'static str,
     /// True when the value is a secret: never printed, logged or put in an error.
     pub secret: bool,
+}
+
+impl ConfigKeyDoc {
+    /// For a backend key (`storage.s3.bucket.name`), the name inside [`StorageConfig`]
+    /// (`s3.bucket.name`); other keys are returned unchanged.
+    pub fn storage_key(&self) -> &'static str {
+        self.name.strip_prefix("storage.").unwrap_or(self.name)
+    }
 }
 
 /// The `storage.*` keys, with `storage.` stripped, plus typed getters whose errors name
