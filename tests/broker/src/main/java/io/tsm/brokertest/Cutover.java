@@ -68,6 +68,21 @@ final class Cutover implements Callable<Integer> {
       description = "live records per second while the backfill runs (default ${DEFAULT-VALUE})")
   int liveRate;
 
+  @Option(
+      names = "--backfill-first",
+      description =
+          "start the live producer only when the backfill is done (for ~3 s): no segment mixes"
+              + " history with live records, so every all-old segment must expire at once")
+  boolean backfillFirst;
+
+  @Option(
+      names = "--backfill-compression",
+      defaultValue = "none",
+      description =
+          "compression.type of the backfill producer (default ${DEFAULT-VALUE}: segments fill"
+              + " with as many records as bytes; zstd packs ~3x more history per segment)")
+  String backfillCompression;
+
   @Option(names = "--segment-bytes", defaultValue = "1048576")
   int segmentBytes;
 

@@ -308,7 +308,7 @@ final class CutoverScenario {
     AtomicLong liveSent = new AtomicLong();
     long t0 = System.nanoTime();
     try (KafkaProducer<byte[], byte[]> backfill =
-            new KafkaProducer<>(producerProps("backfill", "zstd"));
+            new KafkaProducer<>(producerProps("backfill", o.backfillCompression));
         KafkaProducer<byte[], byte[]> live = new KafkaProducer<>(producerProps("live", "lz4"))) {
       Thread bt =
           new Thread(
@@ -334,7 +334,18 @@ final class CutoverScenario {
               () -> {
                 long period = Math.max(1, 1000L / Math.max(1, o.liveRate));
                 long j = 0;
-                while (bt.isAlive() && failure.get() == null) {
+                long liveUntil = Long.MAX_VALUE;
+                if (o.backfillFirst) {
+                  try {
+                    bt.join();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                  }
+                  liveUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+                }
+                while ((o.backfillFirst ? System.nanoTime() < liveUntil : bt.isAlive())
+                    && failure.get() == null) {
                   final long id = LIVE_BASE + j * 7919 % o.accounts + j * (long) o.accounts;
                   long ts = System.currentTimeMillis();
                   byte[] v = gen.value(id);
@@ -878,13 +889,16 @@ final class CutoverScenario {
       long start = Long.parseLong(pp[1].substring(0, 20));
       byPart.computeIfAbsent(p, x -> new TreeMap<>()).put(start, stem);
     }
+    // The last remote segment ends at latest-tiered (inclusive): usually the marker's
+    // predecessor, or the marker itself when local retention rolled its segment too.
+    long[] lt = offsets(OffsetSpec.latestTiered());
     List<Seg> segs = new ArrayList<>();
     for (Map.Entry<Integer, TreeMap<Long, String>> e : byPart.entrySet()) {
       int p = e.getKey();
       List<Long> starts = new ArrayList<>(e.getValue().keySet());
       for (int i = 0; i < starts.size(); i++) {
         long start = starts.get(i);
-        long end = i + 1 < starts.size() ? starts.get(i + 1) : markerOffset[p];
+        long end = i + 1 < starts.size() ? starts.get(i + 1) : Math.min(lt[p], markerOffset[p]) + 1;
         long maxTs = Long.MIN_VALUE;
         for (long off = start; off < end; off++) {
           maxTs = Math.max(maxTs, tsAt[p][(int) off]);
@@ -893,10 +907,13 @@ final class CutoverScenario {
       }
     }
     long covered = segs.stream().mapToLong(s -> s.end() - s.start()).sum();
-    long before = Arrays.stream(markerOffset).sum();
+    long before = 0;
+    for (int p = 0; p < o.partitions; p++) {
+      before += Math.min(lt[p], markerOffset[p]) + 1;
+    }
     checks.check(
-        "remote segments cover every offset before the markers",
-        covered == before && byPart.size() == o.partitions,
+        "remote segments cover every offset up to latest-tiered (at least up to the markers)",
+        covered == before && byPart.size() == o.partitions && segs.stream().allMatch(x -> x.end() > x.start()),
         String.format(Locale.ROOT, "%d segments over %d partitions cover %d of %d offsets", segs.size(), byPart.size(), covered, before));
     summary.put("remote_segments", Integer.toString(segs.size()));
     return segs;
@@ -926,6 +943,14 @@ final class CutoverScenario {
         }
       }
     }
+    StringBuilder p0 = new StringBuilder();
+    for (Seg s : segs) {
+      if (s.partition() == 0) {
+        p0.append(String.format(Locale.ROOT, " [%d,%d) newest %.1f d ago%s;", s.start(), s.end(),
+            (System.currentTimeMillis() - s.maxTs()) / (double) DAY_MS, expectGone.contains(s.stem()) ? " (expires)" : ""));
+      }
+    }
+    console.line("  partition 0 remote segments:%s", p0);
     console.line(
         "  %d segments have only records older than 7 days and lead their partition, %d are newer,"
             + " %d are old but follow a newer one",
@@ -933,6 +958,12 @@ final class CutoverScenario {
         expectKept.size(),
         oldButBlocked.size());
     summary.put("segments_old_behind_newer", Integer.toString(oldButBlocked.size()));
+    if (o.backfillFirst) {
+      checks.check(
+          "--backfill-first: no all-old segment is held back by a newer one",
+          oldButBlocked.isEmpty(),
+          oldButBlocked.size() + " all-old segments behind newer ones");
+    }
     if (expectGone.isEmpty()) {
       throw new AbortRun("the data produced no segment whose records are all older than 7 days (more --size or --old-fraction)");
     }
