@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use tsm_codec::ChunkIndex;
-use tsm_core::manifest::{ChunkIndexJson, SegmentManifest};
+use tsm_core::manifest::SegmentManifest;
 use tsm_core::{ObjectKey, StorageBackend};
 
 use crate::error::{CliError, CliResult};
@@ -36,31 +36,10 @@ pub fn parse(key: &ObjectKey, bytes: &[u8]) -> Result<SegmentManifest, String> {
     SegmentManifest::from_json(bytes).map_err(|e| format!("{key}: not a valid v1 manifest: {e}"))
 }
 
-/// The chunk table of a manifest (decodes `transformedChunks` for the variable kind).
+/// The chunk table of a manifest (decodes `transformedChunks` for the variable kind); the
+/// error names `key`.
 pub fn chunk_index(key: &ObjectKey, m: &SegmentManifest) -> Result<ChunkIndex, String> {
-    let r = match &m.chunk_index {
-        ChunkIndexJson::Fixed {
-            original_chunk_size,
-            original_file_size,
-            transformed_chunk_size,
-            final_transformed_chunk_size,
-        } => ChunkIndex::fixed(
-            *original_chunk_size,
-            *original_file_size,
-            *transformed_chunk_size,
-            *final_transformed_chunk_size,
-        ),
-        ChunkIndexJson::Variable {
-            original_chunk_size,
-            original_file_size,
-            transformed_chunks,
-        } => ChunkIndex::variable_from_manifest_string(
-            *original_chunk_size,
-            *original_file_size,
-            transformed_chunks,
-        ),
-    };
-    r.map_err(|e| format!("{key}: invalid chunkIndex: {e}"))
+    m.chunk_index(key).map_err(|e| e.to_string())
 }
 
 /// The key-pair id of an encrypted manifest (`dataKey` up to `:`).

@@ -10,7 +10,9 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{IndexType, RemoteLogSegmentMetadata};
+use tsm_codec::ChunkIndex;
+
+use crate::{IndexType, ObjectKey, RemoteLogSegmentMetadata, RsmError};
 
 /// The only manifest version this crate writes and reads.
 pub const MANIFEST_VERSION: &str = "1";
@@ -186,6 +188,38 @@ impl std::fmt::Debug for EncryptionJson {
 }
 
 impl SegmentManifest {
+    /// The codec chunk index described by `chunkIndex` (object-format-v1 "Manifest":
+    /// fixed, or variable with `transformedChunks` decoded); `key` is the manifest's key,
+    /// named in the [`RsmError::Corrupt`] error when the chunk table is invalid.
+    pub fn chunk_index(&self, key: &ObjectKey) -> Result<ChunkIndex, RsmError> {
+        let r = match &self.chunk_index {
+            ChunkIndexJson::Fixed {
+                original_chunk_size,
+                original_file_size,
+                transformed_chunk_size,
+                final_transformed_chunk_size,
+            } => ChunkIndex::fixed(
+                *original_chunk_size,
+                *original_file_size,
+                *transformed_chunk_size,
+                *final_transformed_chunk_size,
+            ),
+            ChunkIndexJson::Variable {
+                original_chunk_size,
+                original_file_size,
+                transformed_chunks,
+            } => ChunkIndex::variable_from_manifest_string(
+                *original_chunk_size,
+                *original_file_size,
+                transformed_chunks,
+            ),
+        };
+        r.map_err(|e| RsmError::Corrupt {
+            object: key.to_string(),
+            detail: format!("invalid chunkIndex: {e}"),
+        })
+    }
+
     /// Parses manifest bytes; the error text says what is wrong (serde_json's message with
     /// line and column).
     pub fn from_json(bytes: &[u8]) -> Result<Self, String> {

@@ -24,7 +24,7 @@ use super::stats::Stats;
 use super::{Inner, SegmentStream, segment_name};
 use crate::backend::{BackendError, ByteRange, ByteStream, ObjectKey};
 use crate::keys::SegmentKeys;
-use crate::manifest::{ChunkIndexJson, SegmentManifest};
+use crate::manifest::SegmentManifest;
 use crate::transform::{SegmentTransform, TransformError, segment_cipher};
 use crate::{RemoteLogSegmentMetadata, RsmError};
 
@@ -87,36 +87,6 @@ async fn read_segment(inner: &Inner, keys: &SegmentKeys) -> Result<Segment, RsmE
     })
 }
 
-/// The codec chunk index of a manifest; errors name the manifest.
-pub(crate) fn chunk_index(key: &ObjectKey, m: &SegmentManifest) -> Result<ChunkIndex, RsmError> {
-    let r = match &m.chunk_index {
-        ChunkIndexJson::Fixed {
-            original_chunk_size,
-            original_file_size,
-            transformed_chunk_size,
-            final_transformed_chunk_size,
-        } => ChunkIndex::fixed(
-            *original_chunk_size,
-            *original_file_size,
-            *transformed_chunk_size,
-            *final_transformed_chunk_size,
-        ),
-        ChunkIndexJson::Variable {
-            original_chunk_size,
-            original_file_size,
-            transformed_chunks,
-        } => ChunkIndex::variable_from_manifest_string(
-            *original_chunk_size,
-            *original_file_size,
-            transformed_chunks,
-        ),
-    };
-    r.map_err(|e| RsmError::Corrupt {
-        object: key.to_string(),
-        detail: format!("invalid chunkIndex: {e}"),
-    })
-}
-
 /// Collects a whole (small) object, refusing more than `max` bytes.
 pub(crate) async fn collect(
     inner: &Inner,
@@ -147,7 +117,7 @@ pub(super) async fn fetch(
 ) -> Result<SegmentStream, RsmError> {
     let keys = inner.read_keys(metadata)?;
     let segment = load_segment(inner, &keys).await?;
-    let index = chunk_index(&keys.manifest, &segment.manifest)?;
+    let index = segment.manifest.chunk_index(&keys.manifest)?;
     let size = index.original_file_size();
     let asked = match end {
         Some(e) => format!("{start}..={e}"),
