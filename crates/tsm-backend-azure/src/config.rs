@@ -64,9 +64,9 @@ pub static KEYS: &[ConfigKeyDoc] = &[
     ConfigKeyDoc {
         name: "storage.azure.account.name",
         default: "",
-        doc: "Storage account name. Required unless `azure.connection.string` is set (or \
-              `azure.sas.token` with `azure.endpoint.url`). Not together with \
-              `azure.connection.string`.",
+        doc: "Storage account name. Required unless `storage.azure.connection.string` is set (or \
+              `storage.azure.sas.token` with `storage.azure.endpoint.url`). Not together with \
+              `storage.azure.connection.string`.",
         secret: false,
     },
     ConfigKeyDoc {
@@ -84,7 +84,7 @@ pub static KEYS: &[ConfigKeyDoc] = &[
         name: "storage.azure.sas.token",
         default: "",
         doc: "SAS token (account or container SAS with read, add, create, write, delete, \
-              list), with or without a leading `?`. Not together with `azure.account.key`.",
+              list), with or without a leading `?`. Not together with `storage.azure.account.key`.",
         secret: true,
     },
     ConfigKeyDoc {
@@ -92,8 +92,8 @@ pub static KEYS: &[ConfigKeyDoc] = &[
         default: "",
         doc: "Connection string (`AccountName=...;AccountKey=...;BlobEndpoint=...`, \
               `SharedAccessSignature=...`, or `UseDevelopmentStorage=true` for Azurite). \
-              Cannot be used together with `azure.account.name`, `azure.account.key`, \
-              `azure.sas.token` and `azure.endpoint.url`.",
+              Cannot be used together with `storage.azure.account.name`, `storage.azure.account.key`, \
+              `storage.azure.sas.token` and `storage.azure.endpoint.url`.",
         secret: true,
     },
     ConfigKeyDoc {

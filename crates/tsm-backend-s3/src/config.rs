@@ -143,7 +143,7 @@ pub static KEYS: &[ConfigKeyDoc] = &[
     ConfigKeyDoc {
         name: "storage.aws.access.key.id",
         default: "",
-        doc: "Static access key id; set together with `aws.secret.access.key`. When no static \
+        doc: "Static access key id; set together with `storage.aws.secret.access.key`. When no static \
               keys and no credentials file are set, the SDK's default chain is used (env, \
               profile, web identity / IRSA, ECS container, EC2 instance metadata).",
         secret: true,
@@ -151,7 +151,7 @@ pub static KEYS: &[ConfigKeyDoc] = &[
     ConfigKeyDoc {
         name: "storage.aws.secret.access.key",
         default: "",
-        doc: "Static secret access key; set together with `aws.access.key.id`.",
+        doc: "Static secret access key; set together with `storage.aws.access.key.id`.",
         secret: true,
     },
     ConfigKeyDoc {
