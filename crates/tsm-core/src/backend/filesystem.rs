@@ -47,6 +47,10 @@ pub const READ_BUFFER_SIZE: usize = 64 * 1024;
 /// Marker in the names of temporary upload files; keys containing it are rejected.
 const TEMP_MARKER: &str = ".tsm-tmp-";
 
+/// How often an upload re-creates its directory after a concurrent delete pruned it
+/// (each race needs a delete of the last object in that directory in between).
+const MAX_DIR_RACES: u32 = 50;
+
 /// `storage.root`
 const ROOT_KEY: &str = "root";
 
@@ -200,9 +204,24 @@ impl FilesystemBackend {
             if !tokio::fs::try_exists(parent).await.unwrap_or(false) {
                 created_dirs = true;
             }
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| io_error(key, "cannot create the object's directory", e))?;
+            // `create_dir_all` itself fails when a concurrent delete prunes a directory
+            // between its steps: NotFound (an ancestor vanished), or AlreadyExists (the
+            // directory existed at `mkdir` but was gone when it checked `is_dir`). Retry
+            // both like a failed open.
+            match tokio::fs::create_dir_all(parent).await {
+                Ok(()) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::AlreadyExists
+                    ) && attempts < MAX_DIR_RACES =>
+                {
+                    attempts += 1;
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                Err(e) => return Err(io_error(key, "cannot create the object's directory", e)),
+            }
             match tokio::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -210,7 +229,10 @@ impl FilesystemBackend {
                 .await
             {
                 Ok(f) => return Ok((f, created_dirs)),
-                Err(e) if e.kind() == io::ErrorKind::NotFound && attempts < 5 => attempts += 1,
+                Err(e) if e.kind() == io::ErrorKind::NotFound && attempts < MAX_DIR_RACES => {
+                    attempts += 1;
+                    tokio::task::yield_now().await;
+                }
                 Err(e) => return Err(io_error(key, "cannot create the temporary file", e)),
             }
         }
