@@ -47,7 +47,25 @@ fn ls_inspect_fetch_and_verify_engine_written_segments() {
         (a.log.len() as u64).div_ceil(1000)
     );
     assert_eq!(i["manifest"]["keyPairId"], "k1");
-    assert_eq!(i["customMetadata"]["object_key"], a.main_path);
+    // No custom.metadata.fields.include configured: the plugin returns no custom metadata.
+    assert_eq!(i["customMetadata"], serde_json::json!({}), "{i}");
+    let with_fields = w
+        .tsm(&[
+            "--json",
+            "--set",
+            "custom.metadata.fields.include=OBJECT_KEY,REMOTE_SIZE",
+            "inspect",
+            &a.main_path,
+        ])
+        .expect_code(0)
+        .json();
+    let custom = &with_fields["customMetadata"];
+    assert_eq!(custom["object_key"], a.main_path.as_str(), "{custom}");
+    assert!(
+        custom["remote_size"].as_u64().is_some_and(|n| n > 0),
+        "{custom}"
+    );
+    assert!(custom.get("object_prefix").is_none(), "{custom}");
     let by_id = w
         .tsm(&["--json", "inspect", &b.meta.segment_id.to_string()])
         .expect_code(0)

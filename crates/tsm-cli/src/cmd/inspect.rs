@@ -1,10 +1,12 @@
 //! `tsm inspect <segment>`: the segment's keys and object sizes, its manifest (version,
 //! compression, key-pair id, chunk table summary, index positions and sizes, the
 //! informational `remoteLogSegmentMetadata`) and the KIP-917 custom metadata the plugin
-//! would return for it. Reads the manifest only.
+//! would return for it (only the fields in `custom.metadata.fields.include`). Reads the
+//! manifest only.
 
 use serde_json::json;
 use tsm_core::IndexType;
+use tsm_core::config::CustomMetadataField;
 
 use crate::context::Context;
 use crate::error::{CliError, CliResult};
@@ -32,11 +34,18 @@ pub async fn run(ctx: &Context, arg: &str) -> CliResult {
             None => json!({"index": t.java_name(), "position": null, "size": null}),
         })
         .collect();
-    let custom = json!({
-        "remote_size": seg.sizes.total(),
-        "object_prefix": seg.keys.prefix,
-        "object_key": seg.keys.main_path,
-    });
+    // What copy returns to the broker as custom metadata: only the fields configured in
+    // `custom.metadata.fields.include` (none by default), as the plugin would compute them.
+    let mut custom = serde_json::Map::new();
+    for field in &ctx.rsm.options().custom_metadata_fields {
+        let (name, value) = match field {
+            CustomMetadataField::RemoteSize => ("remote_size", json!(seg.sizes.total())),
+            CustomMetadataField::ObjectPrefix => ("object_prefix", json!(seg.keys.prefix)),
+            CustomMetadataField::ObjectKey => ("object_key", json!(seg.keys.main_path)),
+        };
+        custom.insert(name.to_string(), value);
+    }
+    let custom = serde_json::Value::Object(custom);
     let report = json!({
         "segment": seg.name(),
         "topicId": seg.topic_id.to_string(),
@@ -132,5 +141,9 @@ pub async fn run(ctx: &Context, arg: &str) -> CliResult {
     if let Some(meta) = &m.remote_log_segment_metadata {
         o.line(format!("broker metadata {meta}"))?;
     }
-    o.line(format!("custom metadata {custom}"))
+    if custom.as_object().is_some_and(|c| c.is_empty()) {
+        o.line("custom metadata none configured (custom.metadata.fields.include)")
+    } else {
+        o.line(format!("custom metadata {custom}"))
+    }
 }
