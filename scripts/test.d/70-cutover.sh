@@ -80,24 +80,10 @@ started=""
 [ $rc -eq 0 ] || die "the cutover scenario failed (logs under $work)"
 
 # The operator tool (issue 9) on the objects the broker wrote, with the broker's own
-# server.properties: every remaining segment verifies (manifest, DEK, every chunk
-# authenticates and decompresses, batches parse with valid CRCs, index sizes), and one
-# restores to exactly its original size.
-log "tsm verify / ls / fetch on the bucket the broker wrote"
+# server.properties: verify, ls, fetch, inspect, rekey k1 -> k2 (partial, crashed, resumed,
+# then verify with k1 removed), copy, delete. See tests/broker/operator-tool.sh.
+log "the operator tool (tsm) on the bucket the broker wrote"
 cargo build -q --locked -p tsm-cli || die "building tsm-cli failed"
-tsm_bin="$CARGO_TARGET_DIR/debug/tsm"
-tsm_args=(--config "$dir/server.properties" -q)
-"$tsm_bin" "${tsm_args[@]}" verify >"$work/tsm-verify.txt" 2>&1 \
-  || { cat "$work/tsm-verify.txt" >&2; die "tsm verify found bad segments in what the broker wrote"; }
-tail -n 1 "$work/tsm-verify.txt"
-read -r seg size < <("$tsm_bin" "${tsm_args[@]}" ls --json | python3 -c '
-import json, sys
-segs = json.load(sys.stdin)["segments"]
-if not segs:
-    sys.exit("tsm ls listed no segment")
-big = max(segs, key=lambda s: s["originalSize"])
-print(big["segmentId"], big["originalSize"])') || die "tsm ls failed"
-"$tsm_bin" "${tsm_args[@]}" fetch "$seg" -o "$work/restored.log" || die "tsm fetch $seg failed"
-got=$(stat -c %s "$work/restored.log")
-[ "$got" = "$size" ] || die "tsm fetch $seg restored $got bytes, the manifest says $size"
-log "tsm restored segment $seg: $got bytes"
+bash "$TSM_ROOT/tests/broker/operator-tool.sh" "$CARGO_TARGET_DIR/debug/tsm" \
+  "$dir/server.properties" "$work/operator-tool" "$dir/keys" \
+  || die "the operator tool checks on the broker's bucket failed (files under $work/operator-tool)"
