@@ -1,0 +1,183 @@
+package io.tsm.bench;
+
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.apache.kafka.server.log.remote.storage.RemoteStorageManager;
+
+import io.tsm.bench.baseline.JavaBaselineRsm;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.BucketAlreadyOwnedByYouException;
+
+/**
+ * The two plugins under test and their shared configuration. Both get the SAME
+ * {@code rsm.config.*} map (prefix stripped, values strings, {@code broker.id} an Integer, as
+ * the broker passes it; kafka-rsm-contract.md): chunk.size 4 MiB, zstd on/off with the
+ * heuristic off, AES on/off with one RSA 2048 key pair from the scratch dir, the backend.
+ *
+ * <p>The tsm plugin ({@value #TSM_CLASS}) is loaded from the classpath: bench/jvm/run.sh puts
+ * crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar there (it is not a Maven dependency).
+ */
+final class Plugins {
+    static final String TSM_CLASS = "io.tsm.kafka.TsmRemoteStorageManager";
+    static final int CHUNK_SIZE = 4 * 1024 * 1024;
+    static final String KEY_ID = "bench";
+
+    private Plugins() {}
+
+    static String subject(String plugin) {
+        return switch (plugin) {
+            case "tsm" -> "tsm-jni";
+            case "java" -> "java-baseline";
+            default -> throw new IllegalArgumentException("--plugin must be tsm or java, not " + plugin);
+        };
+    }
+
+    static RemoteStorageManager create(String plugin) throws ReflectiveOperationException {
+        if ("java".equals(plugin)) {
+            return new JavaBaselineRsm();
+        }
+        subject(plugin);
+        Class<?> c;
+        try {
+            c = Class.forName(TSM_CLASS);
+        } catch (ClassNotFoundException e) {
+            throw new ClassNotFoundException(TSM_CLASS + " is not on the classpath: add "
+                    + "crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar (bench/jvm/run.sh does; build it with "
+                    + "crates/tsm-jni/build.sh --skip-tests)", e);
+        }
+        return (RemoteStorageManager) c.getDeclaredConstructor().newInstance();
+    }
+
+    /** The configuration map for {@code backend} x {@code mode}; {@code work} holds keys and the fs root. */
+    static Map<String, Object> config(String backend, String mode, Path work) {
+        Map<String, Object> c = new HashMap<>();
+        c.put("broker.id", 0);
+        c.put("chunk.size", Integer.toString(CHUNK_SIZE));
+        c.put("key.prefix", "bench-jvm/");
+        boolean zstd = mode.equals("zstd") || mode.equals("zstd+aes");
+        boolean aes = mode.equals("aes") || mode.equals("zstd+aes");
+        if (!zstd && !aes && !mode.equals("plain")) {
+            throw new IllegalArgumentException("--mode must be plain, zstd, aes or zstd+aes, not " + mode);
+        }
+        c.put("compression.enabled", Boolean.toString(zstd));
+        c.put("compression.heuristic.enabled", "false");
+        c.put("encryption.enabled", Boolean.toString(aes));
+        if (aes) {
+            c.put("encryption.key.pair.id", KEY_ID);
+            c.put("encryption.key.pairs", KEY_ID);
+            c.put("encryption.key.pairs." + KEY_ID + ".public.key.file", work.resolve("keys/public.pem").toString());
+            c.put("encryption.key.pairs." + KEY_ID + ".private.key.file", work.resolve("keys/private.pem").toString());
+        }
+        switch (backend) {
+            case "filesystem" -> {
+                c.put("storage.backend.class", "filesystem");
+                c.put("storage.root", work.resolve("fs-root").toString());
+            }
+            case "s3" -> {
+                S3Env s3 = S3Env.fromEnv();
+                c.put("storage.backend.class", "s3");
+                c.put("storage.s3.bucket.name", s3.bucket);
+                c.put("storage.s3.region", s3.region);
+                c.put("storage.s3.endpoint.url", s3.endpoint);
+                c.put("storage.s3.path.style.access.enabled", "true");
+                c.put("storage.aws.access.key.id", s3.accessKey);
+                c.put("storage.aws.secret.access.key", s3.secretKey);
+            }
+            default -> throw new IllegalArgumentException("--backend must be filesystem or s3, not " + backend);
+        }
+        return c;
+    }
+
+    /** Adds tsm's chunk cache + prefetch (fetch-seq-cached): memory cache 256 MiB, prefetch 16 MiB. */
+    static void addChunkCache(Map<String, Object> c) {
+        c.put("fetch.chunk.cache.class", "memory");
+        c.put("fetch.chunk.cache.size", Integer.toString(256 * 1024 * 1024));
+        c.put("fetch.chunk.cache.prefetch.max.size", Integer.toString(16 * 1024 * 1024));
+    }
+
+    /**
+     * Bytes the plugin downloaded from the backend so far, or null when unknown: the baseline
+     * counts them itself; tsm exposes {@code backend.bytes.downloaded} on its JMX MBean.
+     */
+    static Long bytesDownloaded(RemoteStorageManager rsm) {
+        if (rsm instanceof JavaBaselineRsm j) {
+            return j.bytesDownloaded();
+        }
+        try {
+            Object name = rsm.getClass().getMethod("metricsMBeanName").invoke(rsm);
+            if (!(name instanceof ObjectName on)) {
+                return null;
+            }
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            Object v = server.getAttribute(on, "backend.bytes.downloaded");
+            return v instanceof Number n ? n.longValue() : null;
+        } catch (ReflectiveOperationException | javax.management.JMException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** MinIO settings from {@code scripts/services/minio.sh env} (TSM_TEST_S3_*), bucket tsm-bench-jvm. */
+    static final class S3Env {
+        final String endpoint;
+        final String accessKey;
+        final String secretKey;
+        final String region;
+        final String bucket;
+
+        private S3Env(String endpoint, String accessKey, String secretKey, String region, String bucket) {
+            this.endpoint = endpoint;
+            this.accessKey = accessKey;
+            this.secretKey = secretKey;
+            this.region = region;
+            this.bucket = bucket;
+        }
+
+        static S3Env fromEnv() {
+            String endpoint = System.getenv("TSM_TEST_S3_ENDPOINT");
+            if (endpoint == null || endpoint.isBlank()) {
+                throw new IllegalStateException("--backend s3 needs TSM_TEST_S3_ENDPOINT etc.: run "
+                        + "`scripts/services/minio.sh start` and `eval \"$(scripts/services/minio.sh env)\"`");
+            }
+            return new S3Env(endpoint, env("TSM_TEST_S3_ACCESS_KEY", "tsm-minio"),
+                    env("TSM_TEST_S3_SECRET_KEY", "tsm-minio-secret"), env("TSM_TEST_S3_REGION", "us-east-1"),
+                    env("TSM_BENCH_S3_BUCKET", "tsm-bench-jvm"));
+        }
+
+        private static String env(String name, String dflt) {
+            String v = System.getenv(name);
+            return v == null || v.isBlank() ? dflt : v;
+        }
+
+        /** Creates the bucket if it does not exist (the plugins never create buckets). */
+        void ensureBucket() {
+            try (S3Client s3 = S3Client.builder().endpointOverride(URI.create(endpoint)).forcePathStyle(true)
+                    .region(Region.of(region))
+                    .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                    .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+                    .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
+                    .build()) {
+                try {
+                    s3.headBucket(r -> r.bucket(bucket));
+                } catch (software.amazon.awssdk.services.s3.model.NoSuchBucketException e) {
+                    try {
+                        s3.createBucket(r -> r.bucket(bucket));
+                    } catch (BucketAlreadyOwnedByYouException ignored) {
+                        // created concurrently
+                    }
+                }
+            }
+        }
+    }
+}
