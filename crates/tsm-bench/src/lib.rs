@@ -1,8 +1,19 @@
-//! tsm-bench: the benchmark harness of issue 8.
+//! tsm-bench: the benchmark harness of issue 8 (see bench/README.md).
 //!
 //! - [`batch`]: Kafka v2 record batch writer (reusable by tests).
-//! - [`datagen`]: Kafka-shaped segment sets on disk (`tsm-bench gen`), shared with the JVM
-//!   harness (bench/jvm).
+//! - [`datagen`]: Kafka-shaped segment sets on disk (`tsm-bench gen`), shared with the
+//!   JVM harness (bench/jvm).
+//! - [`plugin`]: the plugin properties of each mode, the run's key pair, segment metadata.
+//! - [`run`] and [`child`]: every case in its own process (`tsm-bench run`), measured by
+//!   [`cases`]; results as JSON lines ([`record`]).
+//! - [`report`]: results -> markdown table of ratios to the limits and the issue's
+//!   targets (`tsm-bench report`).
 
 pub mod batch;
+pub mod cases;
+pub mod child;
 pub mod datagen;
+pub mod plugin;
+pub mod record;
+pub mod report;
+pub mod run;
