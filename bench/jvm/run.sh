@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The JVM side of the benchmark (issue 8): the tsm plugin jar vs the Java baseline RSM.
+#
+#   bench/jvm/run.sh [--backend filesystem|s3] [--data DIR] [--out FILE] [--quick] [--size-mib N]
+#
+# 1. builds bench/jvm (mvn -B package: compile + unit tests; offline first, online if a
+#    dependency is missing; incremental, so re-runs are cheap);
+# 2. for each segment set (DIR/compressible, DIR/incompressible) x mode (plain, zstd, aes,
+#    zstd+aes) x plugin (tsm, java): copy, fetch-1mib, fetch-seq (+ fetch-seq-cached for tsm),
+#    EACH IN ITS OWN JVM (same -Xmx for both plugins: $TSM_BENCH_JVM_XMX, default 1g), then
+#    deletes the segment (disk stays bounded); one JSON line per result appended to FILE;
+# 3. cross-check: segments written by each plugin are read by the other, every mode.
+# Exit code non-zero if any case or the cross-check failed.
+#
+# DIR: $TSM_BENCH_DATA or /var/tmp/tsm-bench/data, made by `tsm-bench gen` (bench/run.sh runs
+# it first). If a set is missing, a small stand-in is generated with BenchMain gen (N MiB,
+# default 16). FILE: $TSM_BENCH_OUT or /var/tmp/tsm-bench/results.jsonl. Scratch (RSA keys
+# generated at run time, filesystem storage root): $TSM_WORK/bench-jvm. s3 uses MinIO
+# (scripts/services/minio.sh start, left running; bucket tsm-bench-jvm). The tsm plugin jar:
+# $TSM_PLUGIN_JAR or crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar (built with
+# crates/tsm-jni/build.sh --skip-tests only if missing).
+# --quick: fewer fetch samples (CI smoke: correctness, no timing assertions).
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+HERE="$TSM_ROOT/bench/jvm"
+
+backend=filesystem
+data="${TSM_BENCH_DATA:-/var/tmp/tsm-bench/data}"
+out="${TSM_BENCH_OUT:-/var/tmp/tsm-bench/results.jsonl}"
+quick=0
+size_mib=16
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --backend) backend="${2:?--backend needs a value}"; shift 2 ;;
+    --data) data="${2:?--data needs a value}"; shift 2 ;;
+    --out) out="${2:?--out needs a value}"; shift 2 ;;
+    --size-mib) size_mib="${2:?--size-mib needs a value}"; shift 2 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    *) die "bench/jvm/run.sh: unknown argument $1 (see --help)" ;;
+  esac
+done
+case "$backend" in filesystem|s3) ;; *) die "--backend must be filesystem or s3, not $backend" ;; esac
+command -v java >/dev/null || die "java (17+) is needed"
+command -v mvn >/dev/null || die "mvn is needed"
+
+xmx="${TSM_BENCH_JVM_XMX:-1g}"
+plugin_jar="${TSM_PLUGIN_JAR:-$TSM_ROOT/crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar}"
+work="$TSM_WORK/bench-jvm"
+mkdir -p "$work" "$(dirname "$out")"
+
+if [ ! -f "$plugin_jar" ]; then
+  log "tsm plugin jar missing: building it (crates/tsm-jni/build.sh --skip-tests, takes long)"
+  "$TSM_ROOT/crates/tsm-jni/build.sh" --skip-tests
+  [ -f "$plugin_jar" ] || die "no plugin jar at $plugin_jar after the build"
+fi
+
+log "building bench/jvm (mvn package)"
+mvn_log="$work/mvn.log"
+if ! (cd "$HERE" && mvn -q -B -o package >"$mvn_log" 2>&1); then
+  if grep -q "offline" "$mvn_log"; then
+    log "some Maven dependencies are not cached: retrying online"
+    (cd "$HERE" && mvn -q -B package >"$mvn_log" 2>&1) || { tail -n 60 "$mvn_log" >&2; die "mvn package failed (log: $mvn_log)"; }
+  else
+    tail -n 60 "$mvn_log" >&2
+    die "mvn package failed (log: $mvn_log)"
+  fi
+fi
+cp="$HERE/target/tsm-bench-jvm.jar:$HERE/target/lib/*:$plugin_jar"
+jvm=(java "-Xmx$xmx" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$cp" io.tsm.bench.BenchMain)
+
+sets=()
+for set in compressible incompressible; do
+  if [ ! -f "$data/$set/segment.json" ]; then
+    log "no segment set at $data/$set: generating a ${size_mib} MiB stand-in (BenchMain gen; bench/run.sh uses tsm-bench gen)"
+    "${jvm[@]}" gen --out "$data" --size-mib "$size_mib"
+  fi
+  sets+=("$data/$set")
+done
+
+if [ "$backend" = s3 ]; then
+  "$TSM_ROOT/scripts/services/minio.sh" start
+  eval "$("$TSM_ROOT/scripts/services/minio.sh" env)"
+  export TSM_BENCH_S3_BUCKET="${TSM_BENCH_S3_BUCKET:-tsm-bench-jvm}"
+fi
+
+samples=32
+[ "$quick" = 1 ] && samples=8
+failed=()
+run_case() { # op plugin set mode [extra args]
+  local op=$1 plugin=$2 set=$3 mode=$4
+  shift 4
+  if ! "${jvm[@]}" "$op" --plugin "$plugin" --backend "$backend" --data "$set" --mode "$mode" \
+      --out "$out" --work "$work" "$@"; then
+    failed+=("$op $plugin $(basename "$set") $mode")
+  fi
+}
+
+log "JVM cases (-Xmx$xmx, one JVM per case) -> $out"
+for set in "${sets[@]}"; do
+  for mode in plain zstd aes zstd+aes; do
+    for plugin in tsm java; do
+      run_case copy "$plugin" "$set" "$mode"
+      run_case fetch-1mib "$plugin" "$set" "$mode" --samples "$samples"
+      run_case fetch-seq "$plugin" "$set" "$mode"
+      if [ "$plugin" = tsm ]; then
+        run_case fetch-seq-cached "$plugin" "$set" "$mode"
+      fi
+      run_case delete "$plugin" "$set" "$mode"
+    done
+  done
+done
+
+log "cross-check: tsm <-> Java baseline, every mode ($backend)"
+if ! "${jvm[@]}" crosscheck --backend "$backend" --work "$work" --data "${sets[@]}"; then
+  failed+=("crosscheck")
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '[bench-jvm] FAILED: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+log "bench/jvm: all cases and the cross-check passed; results in $out"
