@@ -43,6 +43,17 @@ pub enum RsmError {
     /// Encryption or key handling failed (unknown key-pair id, bad key file).
     #[error("{0}")]
     Crypto(String),
+    /// Loading an object through a fetch cache took longer than its
+    /// `fetch.*.cache.get.timeout.ms` (the load is abandoned; a retry starts a new one).
+    #[error("timed out after {after_ms} ms loading {what} (raise {key} if the store is this slow)")]
+    Timeout {
+        /// The object (masked key) or chunk being loaded.
+        what: String,
+        /// The configured timeout, ms.
+        after_ms: u64,
+        /// The configuration key that set it.
+        key: &'static str,
+    },
     /// The plugin was closed; no new calls are accepted.
     #[error("the remote storage manager is closed")]
     Closed,
@@ -56,6 +67,6 @@ impl RsmError {
 
     /// True when a retry may help (`RetriableRemoteStorageException` where available).
     pub fn is_transient(&self) -> bool {
-        matches!(self, Self::Backend(e) if e.is_transient())
+        matches!(self, Self::Timeout { .. }) || matches!(self, Self::Backend(e) if e.is_transient())
     }
 }

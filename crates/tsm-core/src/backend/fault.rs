@@ -6,7 +6,8 @@
 //! is called ([`Fault::Error`]), or a stream cut after N bytes ([`Fault::CutAfter`]: for
 //! `fetch` the returned stream ends with an error after N bytes; for `upload` the body the
 //! inner backend sees fails after N bytes, so the inner backend's abort path runs).
-//! Injected errors are [`BackendError::Transient`] with detail `injected fault ...`.
+//! Injected errors are [`BackendError::Transient`] with detail `injected fault ...`. A
+//! [`Fault::Stall`] delays the call instead of failing it.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,6 +46,9 @@ pub enum Fault {
     /// The byte stream (fetch: the result; upload: the body) fails after this many bytes.
     /// For delete and list it acts as [`Fault::Error`].
     CutAfter(u64),
+    /// The call waits this long, then proceeds normally (a store that hangs; tests of the
+    /// `fetch.*.get.timeout.ms` bounds). The wait is a tokio sleep: dropping the call ends it.
+    Stall(std::time::Duration),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -172,6 +176,10 @@ impl StorageBackend for FaultInjectingBackend {
                 let err = injected(key, Op::Upload, n, &format!("body cut after {limit} bytes"));
                 self.inner.upload(key, cut(body, limit, err), size).await
             }
+            (_, Some(Fault::Stall(d))) => {
+                tokio::time::sleep(d).await;
+                self.inner.upload(key, body, size).await
+            }
             (_, None) => self.inner.upload(key, body, size).await,
         }
     }
@@ -193,12 +201,20 @@ impl StorageBackend for FaultInjectingBackend {
                 );
                 Ok(cut(stream, limit, err))
             }
+            (_, Some(Fault::Stall(d))) => {
+                tokio::time::sleep(d).await;
+                self.inner.fetch(key, range).await
+            }
             (_, None) => self.inner.fetch(key, range).await,
         }
     }
 
     async fn delete(&self, keys: &[ObjectKey]) -> Result<(), BackendError> {
         match self.begin(Op::Delete) {
+            (_, Some(Fault::Stall(d))) => {
+                tokio::time::sleep(d).await;
+                self.inner.delete(keys).await
+            }
             (n, Some(_)) => {
                 let key = keys
                     .first()
@@ -212,6 +228,15 @@ impl StorageBackend for FaultInjectingBackend {
 
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         match self.begin(Op::List) {
+            (_, Some(Fault::Stall(d))) => {
+                let inner = self.inner.list(prefix);
+                futures::stream::once(async move {
+                    tokio::time::sleep(d).await;
+                    inner
+                })
+                .flatten()
+                .boxed()
+            }
             (n, Some(_)) => {
                 let err = injected(prefix, Op::List, n, "list refused");
                 futures::stream::once(async move { Err(err) }).boxed()

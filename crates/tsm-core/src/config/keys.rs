@@ -243,7 +243,7 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     key(
         CHUNK_CACHE_GET_TIMEOUT_MS,
         "10000",
-        "How long (ms) a fetch waits for a chunk load before failing. At least 1.",
+        "How long (ms) a fetch waits for a chunk load through the chunk cache (its ranged GET and prefetch) before failing with a retriable error naming the chunk. At least 1.",
     ),
     key(
         CHUNK_CACHE_THREAD_POOL_SIZE,
@@ -264,7 +264,7 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     key(
         MANIFEST_CACHE_GET_TIMEOUT_MS,
         "10000",
-        "How long (ms) a call waits for a manifest load before failing. At least 1.",
+        "How long (ms) a call waits for a manifest load (GET and data-key unwrap) before failing with a retriable error naming the manifest. At least 1.",
     ),
     key(
         MANIFEST_CACHE_THREAD_POOL_SIZE,
@@ -284,7 +284,7 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     key(
         INDEXES_CACHE_GET_TIMEOUT_MS,
         "10000",
-        "How long (ms) a call waits for an index load before failing. At least 1.",
+        "How long (ms) a call waits for an index load (ranged GET of `.indexes`) before failing with a retriable error naming the index. At least 1.",
     ),
     key(
         INDEXES_CACHE_THREAD_POOL_SIZE,

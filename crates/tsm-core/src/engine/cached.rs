@@ -21,10 +21,12 @@ use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ordered_transform};
 
 use super::fetch::{Group, fetch_group, read_error};
+use super::timeout::bounded;
 use super::{Inner, SegmentStream};
 use crate::RsmError;
 use crate::backend::{ByteRange, ObjectKey};
 use crate::cache::{ChunkCache, ChunkKey};
+use crate::config::keys as config_keys;
 use crate::transform::SegmentTransform;
 
 /// The lazy stream of original bytes `start..=last` through `cache`.
@@ -53,6 +55,7 @@ pub(super) fn cached_stream(
                 object.clone(),
             );
             async move {
+                let limit = inner.opts.chunk_get_timeout;
                 let loader = load(
                     inner,
                     cache.clone(),
@@ -63,7 +66,13 @@ pub(super) fn cached_stream(
                     n,
                     range_end,
                 );
-                let bytes = cache.get_or_load(ChunkKey::new(object, n), loader).await?;
+                let bytes = bounded(
+                    limit,
+                    config_keys::CHUNK_CACHE_GET_TIMEOUT_MS,
+                    || format!("chunk {n} of {object}"),
+                    cache.get_or_load(ChunkKey::new(object.clone(), n), loader),
+                )
+                .await?;
                 Ok::<_, RsmError>((n, bytes))
             }
         })

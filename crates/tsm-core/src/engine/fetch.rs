@@ -21,8 +21,10 @@ use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ordered_transform};
 
 use super::stats::Stats;
+use super::timeout::bounded;
 use super::{Inner, SegmentStream, segment_name};
 use crate::backend::{BackendError, ByteRange, ByteStream, ObjectKey};
+use crate::config::keys as config_keys;
 use crate::keys::SegmentKeys;
 use crate::manifest::SegmentManifest;
 use crate::transform::{SegmentTransform, TransformError, segment_cipher};
@@ -47,12 +49,18 @@ pub(crate) async fn load_segment(
     inner: &Inner,
     keys: &SegmentKeys,
 ) -> Result<Arc<Segment>, RsmError> {
-    inner
+    let load = inner
         .manifests
         .get_or_load(keys.manifest.as_str().to_string(), async {
             read_segment(inner, keys).await.map(Arc::new)
-        })
-        .await
+        });
+    bounded(
+        inner.opts.manifest_get_timeout,
+        config_keys::MANIFEST_CACHE_GET_TIMEOUT_MS,
+        || format!("manifest {}", keys.manifest),
+        load,
+    )
+    .await
 }
 
 /// Reads and parses the manifest and unwraps the data key.

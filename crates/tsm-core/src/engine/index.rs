@@ -9,8 +9,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::fetch::{collect, load_segment};
+use super::timeout::bounded;
 use super::{Inner, segment_name};
 use crate::backend::{BackendError, ByteRange};
+use crate::config::keys as config_keys;
 use crate::{IndexType, RemoteLogSegmentMetadata, RsmError};
 
 pub(super) async fn fetch_index(
@@ -19,12 +21,18 @@ pub(super) async fn fetch_index(
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
     let keys = inner.read_keys(metadata)?;
-    inner
+    let load = inner
         .indexes
         .get_or_load((keys.indexes.as_str().to_string(), index), async {
             read_index(inner, metadata, &keys, index).await
-        })
-        .await
+        });
+    bounded(
+        inner.opts.indexes_get_timeout,
+        config_keys::INDEXES_CACHE_GET_TIMEOUT_MS,
+        || format!("{} index of {}", index.java_name(), keys.indexes),
+        load,
+    )
+    .await
 }
 
 async fn read_index(

@@ -36,6 +36,7 @@ mod fetch;
 mod index;
 mod options;
 mod stats;
+mod timeout;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

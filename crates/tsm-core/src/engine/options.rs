@@ -62,7 +62,19 @@ pub struct EngineOptions {
     pub indexes_cache_bytes: Option<u64>,
     /// Indexes cache TTL (`fetch.indexes.cache.retention.ms`; `None` = forever).
     pub indexes_cache_ttl: Option<Duration>,
+    /// Longest wait for one manifest load through the manifest cache
+    /// (`fetch.manifest.cache.get.timeout.ms`, default 10 s); then [`RsmError::Timeout`].
+    pub manifest_get_timeout: Duration,
+    /// Longest wait for one index load through the indexes cache
+    /// (`fetch.indexes.cache.get.timeout.ms`, default 10 s).
+    pub indexes_get_timeout: Duration,
+    /// Longest wait for one chunk (its coalesced GET and prefetch) through the chunk cache
+    /// (`fetch.chunk.cache.get.timeout.ms`, default 10 s; only with a chunk cache).
+    pub chunk_get_timeout: Duration,
 }
+
+/// Default of the three `fetch.*.cache.get.timeout.ms` keys (the Java plugin's default).
+pub const DEFAULT_GET_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for EngineOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -104,6 +116,9 @@ impl EngineOptions {
             manifest_cache_ttl: Some(Duration::from_secs(3600)),
             indexes_cache_bytes: Some(10 * 1024 * 1024),
             indexes_cache_ttl: Some(Duration::from_secs(600)),
+            manifest_get_timeout: DEFAULT_GET_TIMEOUT,
+            indexes_get_timeout: DEFAULT_GET_TIMEOUT,
+            chunk_get_timeout: DEFAULT_GET_TIMEOUT,
         }
     }
 
@@ -141,6 +156,9 @@ impl EngineOptions {
             manifest_cache_ttl: cfg.manifest_cache.retention,
             indexes_cache_bytes: cfg.indexes_cache.size_bytes,
             indexes_cache_ttl: cfg.indexes_cache.retention,
+            manifest_get_timeout: cfg.manifest_cache.get_timeout,
+            indexes_get_timeout: cfg.indexes_cache.get_timeout,
+            chunk_get_timeout: cfg.chunk_cache.get_timeout,
             ..Self::new(cfg.chunk_size)
         })
     }
