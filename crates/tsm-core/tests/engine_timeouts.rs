@@ -35,6 +35,31 @@ fn engine(world: &World, chunk_cache: bool) -> (Arc<FaultInjectingBackend>, Remo
     (faulty, engine)
 }
 
+/// A world, its engine and one copied segment; `warm` reads byte 0 first (caches the
+/// manifest, and chunk 0 when there is a chunk cache).
+async fn copied(
+    chunk_cache: bool,
+    seed: u64,
+    warm: bool,
+) -> (
+    World,
+    Arc<FaultInjectingBackend>,
+    RemoteStorageManager,
+    Segment,
+) {
+    let world = World::new();
+    let (faulty, engine) = engine(&world, chunk_cache);
+    let seg = segment(&world.path("s"), record_batches(40, 0, seed), true, seed);
+    engine
+        .copy_log_segment_data(&seg.metadata, &seg.data)
+        .await
+        .expect("copy");
+    if warm {
+        check_range(&engine, &seg, 0, Some(0), "warm the manifest").await;
+    }
+    (world, faulty, engine, seg)
+}
+
 fn assert_timeout(e: &RsmError, key: &str, object: &str) {
     assert!(matches!(e, RsmError::Timeout { .. }), "not a timeout: {e}");
     let text = e.to_string();
@@ -44,13 +69,7 @@ fn assert_timeout(e: &RsmError, key: &str, object: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_manifest_load_times_out_then_recovers() {
-    let world = World::new();
-    let (faulty, engine) = engine(&world, false);
-    let seg = segment(&world.path("s"), record_batches(40, 0, 70), true, 70);
-    engine
-        .copy_log_segment_data(&seg.metadata, &seg.data)
-        .await
-        .expect("copy");
+    let (_world, faulty, engine, seg) = copied(false, 70, false).await;
     // The first fetch reads the manifest: stall it.
     faulty.on_nth(Op::Fetch, faulty.calls(Op::Fetch) + 1, Fault::Stall(HANG));
     let e = read_all(&engine, &seg.metadata, 0, None)
@@ -63,14 +82,7 @@ async fn engine_manifest_load_times_out_then_recovers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_index_load_times_out_then_recovers() {
-    let world = World::new();
-    let (faulty, engine) = engine(&world, false);
-    let seg = segment(&world.path("s"), record_batches(40, 0, 71), true, 71);
-    engine
-        .copy_log_segment_data(&seg.metadata, &seg.data)
-        .await
-        .expect("copy");
-    check_range(&engine, &seg, 0, Some(0), "warm the manifest").await;
+    let (_world, faulty, engine, seg) = copied(false, 71, true).await;
     // The manifest is cached; the next GET is the index's.
     faulty.on_every(Op::Fetch, Fault::Stall(HANG));
     let e = engine
@@ -88,14 +100,7 @@ async fn engine_index_load_times_out_then_recovers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_chunk_cache_load_times_out_then_recovers() {
-    let world = World::new();
-    let (faulty, engine) = engine(&world, true);
-    let seg = segment(&world.path("s"), record_batches(40, 0, 72), true, 72);
-    engine
-        .copy_log_segment_data(&seg.metadata, &seg.data)
-        .await
-        .expect("copy");
-    check_range(&engine, &seg, 0, Some(0), "warm the manifest").await;
+    let (_world, faulty, engine, seg) = copied(true, 72, true).await;
     // Chunk 0 is cached now; chunk 2 is not: its GET hangs.
     faulty.on_every(Op::Fetch, Fault::Stall(HANG));
     let e = read_all(&engine, &seg.metadata, 2500, Some(2600))
