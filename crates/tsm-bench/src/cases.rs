@@ -219,6 +219,10 @@ async fn run_async(spec: &CaseSpec) -> Result<Option<Record>> {
             };
             // Warm the manifest cache (the broker fetches a segment many times).
             f.warm_up().await?;
+            let stored = stored_log_bytes(&engine, &meta).await?;
+            rec.extra.insert("stored_log_bytes".into(), stored.into());
+            rec.extra
+                .insert("segment_bytes".into(), info.log_bytes.into());
             match spec.op {
                 Op::Fetch1Mib => f.random(&files, spec, &mut rec).await?,
                 Op::FetchStream => {
@@ -238,6 +242,22 @@ async fn run_async(spec: &CaseSpec) -> Result<Option<Record>> {
     rec.extra
         .insert("chunk_size".into(), plugin::CHUNK_SIZE.into());
     Ok(Some(rec))
+}
+
+/// Size of the segment's stored `.log` object (chunks after compression/encryption).
+async fn stored_log_bytes(
+    engine: &RemoteStorageManager,
+    meta: &tsm_core::RemoteLogSegmentMetadata,
+) -> Result<u64> {
+    let key = tsm_core::keys::SegmentKeys::for_copy(meta, "", false).log;
+    let mut list = engine.backend().list(&key);
+    while let Some(m) = list.next().await {
+        let m = m.with_context(|| format!("listing {key}"))?;
+        if m.key == key.as_str() {
+            return Ok(m.size);
+        }
+    }
+    bail!("{key} not found: was the segment copied?")
 }
 
 fn counter(engine: &RemoteStorageManager, name: &str) -> u64 {
