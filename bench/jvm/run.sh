@@ -6,7 +6,8 @@
 # 1. builds bench/jvm (mvn -B package: compile + unit tests; offline first, online if a
 #    dependency is missing; incremental, so re-runs are cheap);
 # 2. for each segment set (DIR/compressible, DIR/incompressible) x mode (plain, zstd, aes,
-#    zstd+aes) x plugin (tsm, java): copy, fetch-1mib, fetch-seq (+ fetch-seq-cached for tsm),
+#    zstd+aes) x plugin (tsm, java): copy, fetch-1mib, fetch-seq, fetch-stream (+ fetch-seq-cached
+#    for tsm: the baseline has no chunk cache),
 #    EACH IN ITS OWN JVM (same -Xmx for both plugins: $TSM_BENCH_JVM_XMX, default 1g), then
 #    deletes the segment (disk stays bounded); one JSON line per result appended to FILE;
 # 3. cross-check: segments written by each plugin are read by the other, every mode.
@@ -102,6 +103,7 @@ for set in "${sets[@]}"; do
       run_case copy "$plugin" "$set" "$mode"
       run_case fetch-1mib "$plugin" "$set" "$mode" --samples "$samples"
       run_case fetch-seq "$plugin" "$set" "$mode"
+      run_case fetch-stream "$plugin" "$set" "$mode"
       if [ "$plugin" = tsm ]; then
         run_case fetch-seq-cached "$plugin" "$set" "$mode"
       fi

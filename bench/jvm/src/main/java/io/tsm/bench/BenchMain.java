@@ -26,13 +26,14 @@ import picocli.CommandLine.Option;
  * one per case) so CPU and peak RSS belong to that case; one JSON line per result is appended
  * to {@code --out}.
  *
- * <p>Commands: {@code copy}, {@code fetch-1mib}, {@code fetch-seq}, {@code fetch-seq-cached}
- * (measured); {@code delete}, {@code crosscheck}, {@code keygen}, {@code gen} (not measured).
+ * <p>Commands: {@code copy}, {@code fetch-1mib}, {@code fetch-seq}, {@code fetch-seq-cached},
+ * {@code fetch-stream} (measured; fetched bytes are checked against the file outside the timed
+ * sections); {@code delete}, {@code crosscheck}, {@code keygen}, {@code gen} (not measured).
  * Exit code 0 on success, 1 on a failed case or a cross-check mismatch, 2 on bad usage.
  */
 @Command(name = "BenchMain", mixinStandardHelpOptions = true,
         subcommands = {BenchMain.Copy.class, BenchMain.Fetch1Mib.class, BenchMain.FetchSeq.class,
-                BenchMain.FetchSeqCached.class, BenchMain.Delete.class, CrossCheck.class, BenchMain.KeyGen.class,
+                BenchMain.FetchSeqCached.class, BenchMain.FetchStream.class, BenchMain.Delete.class, CrossCheck.class, BenchMain.KeyGen.class,
                 BenchMain.Gen.class},
         description = "JVM side of the tsm benchmark: the tsm plugin jar vs the Java baseline RSM.")
 public final class BenchMain implements Callable<Integer> {
@@ -106,13 +107,13 @@ public final class BenchMain implements Callable<Integer> {
             return e;
         }
 
-        void finish(ObjectNode line, long t0, long cpu0, long bytes, Long downloaded) throws Exception {
-            long t1 = System.nanoTime();
-            long cpu1 = ProcessStats.cpuNanos();
+        void finish(ObjectNode line, Clock clock, long bytes, Long downloaded) throws Exception {
+            double seconds = clock.seconds();
             line.put("bytes", bytes);
-            line.put("seconds", (t1 - t0) / 1e9);
-            if (cpu0 >= 0 && cpu1 >= 0) {
-                line.put("cpu_seconds", (cpu1 - cpu0) / 1e9);
+            line.put("seconds", seconds);
+            Double cpu = clock.cpuSeconds();
+            if (cpu != null) {
+                line.put("cpu_seconds", cpu);
             } else {
                 line.putNull("cpu_seconds");
             }
@@ -133,7 +134,7 @@ public final class BenchMain implements Callable<Integer> {
             Results.append(out, line);
             System.err.printf("[bench-jvm] %-13s %-10s %-14s %-8s %-16s %8.1f MiB in %7.3f s = %8.1f MiB/s, cpu %s s, peak rss %s MiB%n",
                     line.get("subject").asText(), backend, set.name, mode, line.get("op").asText(), bytes / (double) MIB,
-                    (t1 - t0) / 1e9, bytes / (double) MIB / ((t1 - t0) / 1e9), line.get("cpu_seconds").asText(),
+                    seconds, bytes / (double) MIB / seconds, line.get("cpu_seconds").asText(),
                     peak == null ? "?" : Long.toString(peak / MIB));
         }
 
@@ -155,12 +156,18 @@ public final class BenchMain implements Callable<Integer> {
                 c.open(false);
                 c.rsm.deleteLogSegmentData(c.meta);
                 Long rss = ProcessStats.rssBytes();
-                long cpu0 = ProcessStats.cpuNanos();
-                long t0 = System.nanoTime();
+                Long up0 = Plugins.bytesUploaded(c.rsm);
+                Clock clock = new Clock();
+                clock.start();
                 c.rsm.copyLogSegmentData(c.meta, c.set.data(Optional.empty()));
+                clock.stop();
+                Long up1 = Plugins.bytesUploaded(c.rsm);
                 ObjectNode line = c.line("copy");
-                c.extra(line, rss);
-                c.finish(line, t0, cpu0, c.set.logBytes, null);
+                ObjectNode e = c.extra(line, rss);
+                if (up0 != null && up1 != null) {
+                    e.put("uploaded_bytes", up1 - up0);
+                }
+                c.finish(line, clock, c.set.logBytes, null);
                 return 0;
             } finally {
                 c.close();
@@ -168,54 +175,66 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
-    @Command(name = "fetch-1mib", description = "the broker's fetch: from offset-index positions, read 1 MiB, close (measured)")
+    @Command(name = "fetch-1mib", description = "the broker's fetch: from random offset-index positions, read 1 MiB, close (measured)")
     static final class Fetch1Mib implements Callable<Integer> {
         @Mixin
         Common c;
-        @Option(names = "--samples", defaultValue = "32", description = "fetches (positions spread over the offset index)")
+        @Option(names = "--samples", defaultValue = "32", description = "fetches (random offset-index positions, seed 42)")
         int samples;
 
         @Override
         public Integer call() throws Exception {
-            try {
+            try (Original original = new Original(c.data.resolve(SegmentSet.BASE + ".log"))) {
                 c.open(false);
                 int[] all = c.set.indexPositions();
                 if (all.length == 0) {
-                    all = new int[] {0};
+                    throw new IllegalStateException(c.set.offsetIndex() + " has no entries");
                 }
-                int n = Math.min(samples, all.length);
-                int[] positions = new int[n];
-                for (int i = 0; i < n; i++) {
-                    positions[i] = all[(int) ((long) i * all.length / n)];
-                }
+                java.util.Random random = new java.util.Random(42);
                 byte[] buf = new byte[MIB];
-                // Warm-up (not measured): loads the manifest (and unwraps the DEK) and JIT-compiles.
-                readRange(c.rsm, c.meta, positions[n / 2], buf, null);
+                // Warm-up (not measured): loads the manifest (and unwraps the DEK) and lets the
+                // JIT compile the read path; the broker fetches a segment many times.
+                readRange(c.rsm, c.meta, all[all.length / 2], buf, null);
                 Long down0 = Plugins.bytesDownloaded(c.rsm);
                 Long rss = ProcessStats.rssBytes();
-                long[] ttfb = new long[n];
+                long[] ttfb = new long[samples];
                 long delivered = 0;
-                long cpu0 = ProcessStats.cpuNanos();
-                long t0 = System.nanoTime();
-                for (int i = 0; i < n; i++) {
+                long maxDown = 0;
+                Clock clock = new Clock();
+                for (int i = 0; i < samples; i++) {
+                    int pos = all[random.nextInt(all.length)];
+                    Long before = Plugins.bytesDownloaded(c.rsm);
                     long[] first = new long[1];
+                    clock.start();
                     long s = System.nanoTime();
-                    delivered += readRange(c.rsm, c.meta, positions[i], buf, first);
+                    int got = (int) readRange(c.rsm, c.meta, pos, buf, first);
+                    clock.stop();
+                    Long after = Plugins.bytesDownloaded(c.rsm);
+                    if (before != null && after != null) {
+                        maxDown = Math.max(maxDown, after - before);
+                    }
                     ttfb[i] = first[0] - s;
+                    long want = Math.min(MIB, c.set.logBytes - pos);
+                    if (got != want) {
+                        throw new IllegalStateException("fetch from " + pos + " delivered " + got + " bytes, expected " + want);
+                    }
+                    original.check(pos, buf, got);
+                    delivered += got;
                 }
                 Long down1 = Plugins.bytesDownloaded(c.rsm);
                 ObjectNode line = c.line("fetch-1mib");
                 ObjectNode e = c.extra(line, rss);
                 Arrays.sort(ttfb);
-                e.put("samples", n);
+                e.put("fetches", samples);
                 e.put("read_bytes", MIB);
                 e.put("warmup_fetches", 1);
-                e.put("ttfb_ms_p50", ttfb[n / 2] / 1e6);
-                e.put("ttfb_ms_p99", ttfb[Math.min(n - 1, (int) Math.ceil(n * 0.99) - 1)] / 1e6);
-                e.put("ttfb_ms_max", ttfb[n - 1] / 1e6);
-                e.put("downloaded_per_fetch_bytes", down0 == null || down1 == null ? null
-                        : (double) (down1 - down0) / n);
-                c.finish(line, t0, cpu0, delivered, down0 == null || down1 == null ? null : down1 - down0);
+                e.put("ttfb_p50_ms", pct(ttfb, 0.5) / 1e6);
+                e.put("ttfb_p99_ms", pct(ttfb, 0.99) / 1e6);
+                e.put("ttfb_max_ms", ttfb[samples - 1] / 1e6);
+                if (down0 != null && down1 != null) {
+                    e.put("max_downloaded_per_fetch", maxDown);
+                }
+                c.finish(line, clock, delivered, down0 == null || down1 == null ? null : down1 - down0);
                 return 0;
             } finally {
                 c.close();
@@ -223,10 +242,10 @@ public final class BenchMain implements Callable<Integer> {
         }
 
         /** fetchLogSegment(meta, pos), read up to buf.length bytes with read(byte[],off,len), close. */
-        static long readRange(RemoteStorageManager rsm, RemoteLogSegmentMetadata meta, int pos, byte[] buf, long[] first)
+        static long readRange(RemoteStorageManager rsm, RemoteLogSegmentMetadata meta, long pos, byte[] buf, long[] first)
                 throws Exception {
             long total = 0;
-            try (InputStream in = rsm.fetchLogSegment(meta, pos)) {
+            try (InputStream in = rsm.fetchLogSegment(meta, (int) pos)) {
                 while (total < buf.length) {
                     int r = in.read(buf, (int) total, buf.length - (int) total);
                     if (r < 0) {
@@ -246,45 +265,58 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
-    /** Sequential whole-segment read (consumer catching up), 1 MiB reads. */
+    static long pct(long[] sorted, double p) {
+        int i = (int) Math.round((sorted.length - 1) * p);
+        return sorted[Math.min(sorted.length - 1, Math.max(0, i))];
+    }
+
+    /**
+     * A consumer catching up, as the broker serves it: consecutive fetches, each
+     * {@code fetchLogSegment(start)}, read ~1 MiB, close; the next starts at the last batch
+     * start the previous read covered (the broker delivers whole batches), as the Rust harness.
+     */
     static Integer sequential(Common c, boolean cached, String op) throws Exception {
-        try {
+        try (Original original = new Original(c.data.resolve(SegmentSet.BASE + ".log"))) {
             c.open(cached);
+            long[] starts = original.batchStarts();
+            long size = c.set.logBytes;
             byte[] buf = new byte[MIB];
             Long down0 = Plugins.bytesDownloaded(c.rsm);
             Long rss = ProcessStats.rssBytes();
-            long cpu0 = ProcessStats.cpuNanos();
-            long t0 = System.nanoTime();
-            long total = 0;
-            try (InputStream in = c.rsm.fetchLogSegment(c.meta, 0)) {
-                int r;
-                while ((r = in.read(buf, 0, buf.length)) >= 0) {
-                    if (r == 0) {
-                        throw new IllegalStateException("read returned 0 at position " + total);
-                    }
-                    total += r;
-                }
-            }
-            if (total != c.set.logBytes) {
-                System.err.println("[bench-jvm] FAIL: " + op + " of " + c.set.name + " delivered " + total
-                        + " bytes, the segment has " + c.set.logBytes);
-                return 1;
+            Clock clock = new Clock();
+            long pos = 0;
+            long fetches = 0;
+            long readTotal = 0;
+            while (pos < size) {
+                clock.start();
+                int got = (int) Fetch1Mib.readRange(c.rsm, c.meta, pos, buf, null);
+                clock.stop();
+                original.check(pos, buf, got);
+                readTotal += got;
+                fetches++;
+                long end = pos + got;
+                int i = Arrays.binarySearch(starts, end);
+                int covered = i >= 0 ? i : -i - 2; // last batch start <= end
+                long next = covered < 0 ? end : starts[covered];
+                pos = end >= size ? size : (next > pos ? next : end);
             }
             Long down1 = Plugins.bytesDownloaded(c.rsm);
             ObjectNode line = c.line(op);
             ObjectNode e = c.extra(line, rss);
-            e.put("read_bytes", MIB);
+            e.put("fetches", fetches);
+            e.put("read_bytes", readTotal);
             if (cached) {
-                e.put("chunk_cache", "memory 256 MiB, prefetch 16 MiB");
+                e.put("chunk_cache_bytes", Plugins.CHUNK_CACHE_BYTES);
+                e.put("prefetch_bytes", Plugins.PREFETCH_BYTES);
             }
-            c.finish(line, t0, cpu0, total, down0 == null || down1 == null ? null : down1 - down0);
+            c.finish(line, clock, size, down0 == null || down1 == null ? null : down1 - down0);
             return 0;
         } finally {
             c.close();
         }
     }
 
-    @Command(name = "fetch-seq", description = "read the whole segment from byte 0, no chunk cache (measured)")
+    @Command(name = "fetch-seq", description = "consecutive ~1 MiB broker fetches over the whole segment, no chunk cache (measured)")
     static final class FetchSeq implements Callable<Integer> {
         @Mixin
         Common c;
@@ -295,7 +327,7 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
-    @Command(name = "fetch-seq-cached", description = "fetch-seq with tsm's chunk cache + prefetch (tsm only; measured)")
+    @Command(name = "fetch-seq-cached", description = "fetch-seq with tsm's memory chunk cache + prefetch (tsm only; measured)")
     static final class FetchSeqCached implements Callable<Integer> {
         @Mixin
         Common c;
@@ -307,6 +339,49 @@ public final class BenchMain implements Callable<Integer> {
                 return 2;
             }
             return sequential(c, true, "fetch-seq-cached");
+        }
+    }
+
+    @Command(name = "fetch-stream", description = "one fetchLogSegment(0) stream read to the end in 1 MiB reads (measured)")
+    static final class FetchStream implements Callable<Integer> {
+        @Mixin
+        Common c;
+
+        @Override
+        public Integer call() throws Exception {
+            try (Original original = new Original(c.data.resolve(SegmentSet.BASE + ".log"))) {
+                c.open(false);
+                byte[] buf = new byte[MIB];
+                Long down0 = Plugins.bytesDownloaded(c.rsm);
+                Long rss = ProcessStats.rssBytes();
+                Clock clock = new Clock();
+                long total = 0;
+                clock.start();
+                try (InputStream in = c.rsm.fetchLogSegment(c.meta, 0)) {
+                    while (true) {
+                        int n = in.readNBytes(buf, 0, buf.length);
+                        clock.stop();
+                        if (n == 0) {
+                            break;
+                        }
+                        original.check(total, buf, n);
+                        total += n;
+                        clock.start();
+                    }
+                }
+                if (total != c.set.logBytes) {
+                    throw new IllegalStateException("fetch-stream delivered " + total + " bytes, the segment has "
+                            + c.set.logBytes);
+                }
+                Long down1 = Plugins.bytesDownloaded(c.rsm);
+                ObjectNode line = c.line("fetch-stream");
+                ObjectNode e = c.extra(line, rss);
+                e.put("read_bytes", MIB);
+                c.finish(line, clock, total, down0 == null || down1 == null ? null : down1 - down0);
+                return 0;
+            } finally {
+                c.close();
+            }
         }
     }
 

@@ -100,11 +100,16 @@ final class Plugins {
         return c;
     }
 
-    /** Adds tsm's chunk cache + prefetch (fetch-seq-cached): memory cache 256 MiB, prefetch 16 MiB. */
+    /** {@code fetch.chunk.cache.size} of fetch-seq-cached (as the Rust harness): 64 MiB. */
+    static final int CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
+    /** {@code fetch.chunk.cache.prefetch.max.size} of fetch-seq-cached: two chunks ahead. */
+    static final int PREFETCH_BYTES = 2 * CHUNK_SIZE;
+
+    /** Adds tsm's memory chunk cache + prefetch (fetch-seq-cached), same values as the Rust harness. */
     static void addChunkCache(Map<String, Object> c) {
         c.put("fetch.chunk.cache.class", "memory");
-        c.put("fetch.chunk.cache.size", Integer.toString(256 * 1024 * 1024));
-        c.put("fetch.chunk.cache.prefetch.max.size", Integer.toString(16 * 1024 * 1024));
+        c.put("fetch.chunk.cache.size", Integer.toString(CHUNK_CACHE_BYTES));
+        c.put("fetch.chunk.cache.prefetch.max.size", Integer.toString(PREFETCH_BYTES));
     }
 
     /**
@@ -115,13 +120,25 @@ final class Plugins {
         if (rsm instanceof JavaBaselineRsm j) {
             return j.bytesDownloaded();
         }
+        return tsmCounter(rsm, "backend.bytes.downloaded");
+    }
+
+    /** Bytes the plugin uploaded (every object), or null when unknown. */
+    static Long bytesUploaded(RemoteStorageManager rsm) {
+        if (rsm instanceof JavaBaselineRsm j) {
+            return j.bytesUploaded();
+        }
+        return tsmCounter(rsm, "backend.bytes.uploaded");
+    }
+
+    private static Long tsmCounter(RemoteStorageManager rsm, String counter) {
         try {
             Object name = rsm.getClass().getMethod("metricsMBeanName").invoke(rsm);
             if (!(name instanceof ObjectName on)) {
                 return null;
             }
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-            Object v = server.getAttribute(on, "backend.bytes.downloaded");
+            Object v = server.getAttribute(on, counter);
             return v instanceof Number n ? n.longValue() : null;
         } catch (ReflectiveOperationException | javax.management.JMException | RuntimeException e) {
             return null;

@@ -52,6 +52,7 @@ import org.apache.kafka.server.log.remote.storage.RemoteStorageManager;
 public final class JavaBaselineRsm implements RemoteStorageManager {
     private static final int MANIFEST_CACHE_SIZE = 1000;
 
+    private final java.util.concurrent.atomic.LongAdder uploaded = new java.util.concurrent.atomic.LongAdder();
     private volatile BaselineConfig config;
     private volatile Storage storage;
     private final Map<Uuid, Loaded> manifests = Collections.synchronizedMap(
@@ -95,6 +96,11 @@ public final class JavaBaselineRsm implements RemoteStorageManager {
         return s;
     }
 
+    /** Bytes stored by uploads so far (every object: .log, .indexes, manifest). */
+    public long bytesUploaded() {
+        return uploaded.sum();
+    }
+
     /** Bytes read from the backend by fetches so far (for downloaded/delivered ratios). */
     public long bytesDownloaded() {
         Storage s = storage;
@@ -126,7 +132,7 @@ public final class JavaBaselineRsm implements RemoteStorageManager {
             try (ChunkTransform t = new ChunkTransform(compress, key, aad, c.chunkSize());
                  TransformingInputStream in = new TransformingInputStream(
                          Files.newInputStream(data.logSegment()), t, c.chunkSize())) {
-                s.upload(in, keys.log);
+                uploaded.add(s.upload(in, keys.log));
                 chunkIndex = ChunkIndex.of(compress, c.chunkSize(), in.originalBytes(), in.storedSizes());
             }
             Map<IndexType, Manifest.Entry> entries = new EnumMap<>(IndexType.class);
@@ -143,9 +149,9 @@ public final class JavaBaselineRsm implements RemoteStorageManager {
                 addIndex(indexes, entries, IndexType.TRANSACTION,
                         Files.readAllBytes(data.transactionIndex().get()), key, aad);
             }
-            s.upload(new ByteArrayInputStream(indexes.toByteArray()), keys.indexes);
+            uploaded.add(s.upload(new ByteArrayInputStream(indexes.toByteArray()), keys.indexes));
             Manifest m = new Manifest(chunkIndex, entries, compress, dataKey, aad);
-            s.upload(new ByteArrayInputStream(m.toJson(meta)), keys.manifest);
+            uploaded.add(s.upload(new ByteArrayInputStream(m.toJson(meta)), keys.manifest));
             return Optional.empty();
         } catch (IOException | GeneralSecurityException | RuntimeException e) {
             RemoteStorageException error = new RemoteStorageException("copy of " + meta.remoteLogSegmentId()
