@@ -134,6 +134,35 @@ pub fn pattern_stream(seed: u64, size: u64, item: usize) -> ByteStream {
     .boxed()
 }
 
+/// `n` bytes of test stream `seed` as a vector (for backend tests that compare whole
+/// objects).
+pub fn pattern_vec(seed: u64, n: usize) -> Vec<u8> {
+    pattern(seed, 0, n).to_vec()
+}
+
+/// `bytes` as a body stream of items of `item` bytes (odd sizes cross the backend's part /
+/// block boundaries).
+pub fn chunked_body(bytes: &[u8], item: usize) -> ByteStream {
+    let items: Vec<_> = bytes
+        .chunks(item.max(1))
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    futures::stream::iter(items).boxed()
+}
+
+/// Reads a fetched stream into memory (tests only: small objects).
+///
+/// # Panics
+/// When the stream fails: the message carries the backend's error.
+pub async fn read_to_vec(s: ByteStream) -> Vec<u8> {
+    s.try_fold(Vec::new(), |mut v, b| async move {
+        v.extend_from_slice(&b);
+        Ok(v)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("reading a fetched stream: {e}"))
+}
+
 fn body(data: &Bytes) -> ByteStream {
     let data = data.clone();
     futures::stream::once(async move { Ok(data) }).boxed()

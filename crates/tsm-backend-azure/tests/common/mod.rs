@@ -10,12 +10,11 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use bytes::Bytes;
-use futures::{StreamExt, TryStreamExt};
 use tsm_backend_azure::AzureBackend;
 use tsm_backend_azure::config::AZURITE_KEY;
 use tsm_core::backend::{ByteStream, ObjectKey, StorageBackend};
 use tsm_core::config::StorageConfig;
+use tsm_core::contract;
 
 /// Block size used by the tests: the minimum, 100 KiB.
 pub const BLOCK: usize = 100 * 1024;
@@ -90,35 +89,19 @@ pub async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<AzureBackend>
     Some(b)
 }
 
-/// `n` bytes of a recognisable pattern.
+/// `n` bytes of a recognisable pattern (test stream `seed` of `tsm_core::contract`).
 pub fn data(n: usize, seed: u8) -> Vec<u8> {
-    (0..n)
-        .map(|i| {
-            (i as u8)
-                .wrapping_mul(31)
-                .wrapping_add(seed)
-                .wrapping_add((i >> 13) as u8)
-        })
-        .collect()
+    contract::pattern_vec(u64::from(seed), n)
 }
 
-/// `bytes` as a stream of items of `item` bytes (odd sizes cross block boundaries).
+/// `bytes` as a body stream of items of `item` bytes (odd sizes cross part boundaries).
 pub fn body(bytes: &[u8], item: usize) -> ByteStream {
-    let items: Vec<_> = bytes
-        .chunks(item.max(1))
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect();
-    futures::stream::iter(items).boxed()
+    contract::chunked_body(bytes, item)
 }
 
 /// Reads a fetched stream into memory (tests only).
 pub async fn read_all(s: ByteStream) -> Vec<u8> {
-    s.try_fold(Vec::new(), |mut v, b| async move {
-        v.extend_from_slice(&b);
-        Ok(v)
-    })
-    .await
-    .expect("read stream")
+    contract::read_to_vec(s).await
 }
 
 /// Fetches the whole blob.
