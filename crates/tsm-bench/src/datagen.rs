@@ -431,7 +431,7 @@ impl Payloads {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::parse_header;
+    use crate::batch::{parse_header, records};
 
     fn be32(b: &[u8]) -> i32 {
         i32::from_be_bytes([b[0], b[1], b[2], b[3]])
@@ -456,6 +456,8 @@ mod tests {
             while pos < log.len() {
                 let h = parse_header(&log[pos..]).expect("whole batch");
                 assert!(h.crc_ok, "crc at {pos}");
+                let recs = records(&log[pos..pos + h.size]).expect("records decode");
+                assert_eq!(recs.len() as i32, h.record_count);
                 assert_eq!(h.base_offset, next);
                 starts.insert(pos as i32, h.last_offset);
                 next = h.last_offset + 1;
