@@ -10,8 +10,8 @@ use tsm_core::{RemoteStorageManager, StorageBackend};
 use tsm_crypto::KeyRing;
 
 use crate::error::{CliError, CliResult};
-use crate::kinds::KINDS;
 use crate::output::Output;
+use tsm_backends::KINDS;
 
 /// A configured engine and what commands need next to it.
 pub struct Context {

@@ -13,7 +13,6 @@ mod cmd;
 mod context;
 mod error;
 mod kafka;
-mod kinds;
 mod manifest_io;
 mod output;
 mod props;

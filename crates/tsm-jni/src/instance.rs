@@ -72,7 +72,7 @@ pub fn configure_start(mut props: BTreeMap<String, String>) -> u64 {
         }
     };
     ops::spawn(&rt, async move {
-        let engine = RemoteStorageManager::configure(props, crate::kinds::KINDS).await?;
+        let engine = RemoteStorageManager::configure(props, tsm_backends::KINDS).await?;
         Ok(OpOut::Engine(engine))
     })
 }

@@ -13,7 +13,6 @@
 
 pub mod exports;
 pub mod instance;
-pub mod kinds;
 pub mod logging;
 pub mod ops;
 pub mod panic;

@@ -1,10 +1,10 @@
 //! `tsm config docs`: the configuration reference (docs/configuration.md), rendered by
 //! tsm-core from its key table and the `storage.*` keys of every backend linked into this
-//! build ([`crate::kinds::KINDS`]).
+//! build ([`tsm_backends::KINDS`]).
 
 use crate::error::CliResult;
-use crate::kinds::KINDS;
 use crate::output::Output;
+use tsm_backends::KINDS;
 
 /// The Markdown this build documents.
 pub fn markdown() -> String {
