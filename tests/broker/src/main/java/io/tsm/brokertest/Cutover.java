@@ -17,21 +17,12 @@ import picocli.CommandLine.Option;
             + " everything reads back (offsets, per-key order, time windows, offsetsForTimes),"
             + " then set retention.ms to 7 days and check that exactly the segments older than"
             + " 7 days leave the bucket.")
-final class Cutover implements Callable<Integer> {
-  @Option(names = "--bootstrap", required = true, description = "host:port of the broker")
-  String bootstrap;
-
+final class Cutover extends BrokerRunOptions implements Callable<Integer> {
   @Option(
       names = "--jmx-url",
       required = true,
       description = "JMX service URL of the broker (its remote copy/fetch/delete error meters)")
   String jmxUrl;
-
-  @Option(
-      names = "--remote-store",
-      required = true,
-      description = "where the plugin's objects are: filesystem:<storage.root>")
-  String remoteStore;
 
   @Option(names = "--topic", description = "topic name (default: payments-<random>)")
   String topic;
@@ -83,35 +74,14 @@ final class Cutover implements Callable<Integer> {
               + " with as many records as bytes; zstd packs ~3x more history per segment)")
   String backfillCompression;
 
-  @Option(names = "--segment-bytes", defaultValue = "1048576")
-  int segmentBytes;
-
-  @Option(names = "--local-retention-ms", defaultValue = "1000")
-  long localRetentionMs;
-
   @Option(
       names = "--retention-bytes",
       defaultValue = "1073741824",
       description = "retention.bytes per partition, large enough never to delete here")
   long retentionBytes;
 
-  @Option(names = "--tier-timeout", defaultValue = "300", description = "seconds")
-  int tierTimeoutSec;
-
-  @Option(names = "--stall-timeout", defaultValue = "120", description = "seconds")
-  int stallTimeoutSec;
-
-  @Option(names = "--delete-timeout", defaultValue = "180", description = "seconds")
-  int deleteTimeoutSec;
-
-  @Option(names = "--fancy", description = "progress bars and colours (a terminal)")
-  boolean fancy;
-
   @Option(names = "--seed", defaultValue = "10")
   long seed;
-
-  @Option(names = "--summary-file", description = "write key=value results here")
-  String summaryFile;
 
   @Override
   public Integer call() {

@@ -66,20 +66,11 @@ public final class Main implements Callable<Integer> {
       description =
           "Create a tiered topic, produce, wait for tiering and local deletion, read everything"
               + " back from remote storage and verify it, then delete the topic.")
-  static final class Tiering implements Callable<Integer> {
-    @Option(names = "--bootstrap", required = true, description = "host:port of the broker")
-    String bootstrap;
-
+  static final class Tiering extends BrokerRunOptions implements Callable<Integer> {
     @Option(
         names = "--jmx-url",
         description = "JMX service URL of the broker (checks its remote error meters)")
     String jmxUrl;
-
-    @Option(
-        names = "--remote-store",
-        required = true,
-        description = "where the plugin's objects are: filesystem:<storage.root>")
-    String remoteStore;
 
     @Option(
         names = "--object-format",
@@ -126,21 +117,6 @@ public final class Main implements Callable<Integer> {
         description = "one producer per compression.type, writing concurrently")
     String[] producers;
 
-    @Option(names = "--segment-bytes", defaultValue = "1048576")
-    int segmentBytes;
-
-    @Option(names = "--local-retention-ms", defaultValue = "1000")
-    long localRetentionMs;
-
-    @Option(names = "--tier-timeout", defaultValue = "300", description = "seconds")
-    int tierTimeoutSec;
-
-    @Option(names = "--stall-timeout", defaultValue = "120", description = "seconds")
-    int stallTimeoutSec;
-
-    @Option(names = "--delete-timeout", defaultValue = "180", description = "seconds")
-    int deleteTimeoutSec;
-
     @Option(
         names = "--tiny-fetch-records",
         defaultValue = "1500",
@@ -150,14 +126,8 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--keep-topic", description = "do not delete the topic at the end")
     boolean keepTopic;
 
-    @Option(names = "--fancy", description = "progress bars and colours (a terminal)")
-    boolean fancy;
-
     @Option(names = "--seed", defaultValue = "42")
     long seed;
-
-    @Option(names = "--summary-file", description = "write key=value results here")
-    String summaryFile;
 
     @Override
     public Integer call() throws Exception {
