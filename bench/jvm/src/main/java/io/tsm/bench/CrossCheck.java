@@ -212,6 +212,29 @@ final class CrossCheck implements Callable<Integer> {
                             && Files.size(log) == (chunks - 1) * full + last,
                     label + " fixed chunk index sizes " + ci + " vs .log of " + Files.size(log) + " bytes");
         }
+        if (zstd) {
+            int[] sizes = io.tsm.bench.baseline.ChunkSizesCodec.decode(ci.path("transformedChunks").asText());
+            long chunks = (set.logBytes + Plugins.CHUNK_SIZE - 1) / Plugins.CHUNK_SIZE;
+            long sum = 0;
+            for (int v : sizes) {
+                sum += v;
+            }
+            check(sizes.length == chunks && sum == Files.size(log), label + " transformedChunks: " + sizes.length
+                    + " sizes summing to " + sum + ", .log object has " + Files.size(log) + " bytes in " + chunks + " chunks");
+        }
+        // .indexes: OFFSET, TIMESTAMP, PRODUCER_SNAPSHOT, LEADER_EPOCH, TRANSACTION, back to back from 0.
+        long next = 0;
+        for (String name : new String[] {"offset", "timestamp", "producerSnapshot", "leaderEpoch", "transaction"}) {
+            JsonNode entry = m.path("segmentIndexes").path(name);
+            if (entry.isNull() || entry.isMissingNode()) {
+                continue;
+            }
+            check(entry.path("position").asLong() == next, label + " segmentIndexes." + name + ".position "
+                    + entry.path("position") + ", expected " + next + " (indexes back to back in spec order)");
+            next = entry.path("position").asLong() + entry.path("size").asLong();
+        }
+        check(Files.size(root.resolve(main + ".indexes")) == next, label + " .indexes object size "
+                + Files.size(root.resolve(main + ".indexes")) + " != end of the last index " + next);
         check(m.path("compression").isBoolean() && m.path("compression").asBoolean() == zstd,
                 label + " manifest compression " + m.path("compression"));
         JsonNode enc = m.get("encryption");

@@ -15,7 +15,7 @@ import com.github.luben.zstd.Zstd;
  * last:i32}, base = min of the non-last values. The zstd frame records its content size
  * (level 3), and the reader rejects frames without it or over 10 MiB, as the Java reader.
  */
-final class ChunkSizesCodec {
+public final class ChunkSizesCodec {
     /** Largest decoded codec payload accepted (bytes), as the Java reader. */
     static final int MAX_DECODED = 10 * 1024 * 1024;
 
@@ -69,7 +69,7 @@ final class ChunkSizesCodec {
     }
 
     /** Decodes a manifest string; errors say what is wrong with it. */
-    static int[] decode(String transformedChunks) throws IOException {
+    public static int[] decode(String transformedChunks) throws IOException {
         byte[] frame;
         try {
             frame = Base64.getDecoder().decode(transformedChunks);
