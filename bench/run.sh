@@ -7,7 +7,8 @@
 #               127.0.0.1:9900, installed and started idempotently by
 #               scripts/services/minio.sh; this script never stops it)
 #   --size-mib  size of each generated segment's .log (default 1024 = 1 GiB)
-#   --quick     16 MiB segments and 20 random fetches: a correctness smoke run (CI)
+#   --quick     16 MiB segments, 20 random fetches, one run per case: a correctness
+#               smoke run (CI). Otherwise each case runs 3 times and the median is kept.
 #   --fresh     start a new results file (the old one is kept as <file>.prev)
 #
 # Steps: build tsm-bench (release) -> `tsm-bench gen` (reused when present) ->
@@ -26,6 +27,7 @@ size_mib=1024
 quick=0
 fresh=0
 fetches=200
+repeat=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --backend) backend="${2:?--backend needs filesystem or s3}"; shift 2 ;;
@@ -34,13 +36,13 @@ while [ $# -gt 0 ]; do
     --size-mib=*) size_mib="${1#*=}"; shift ;;
     --quick) quick=1; shift ;;
     --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (see bench/run.sh --help)" ;;
   esac
 done
 case "$backend" in filesystem|s3) ;; *) die "--backend must be filesystem or s3, not $backend" ;; esac
 [[ "$size_mib" =~ ^[1-9][0-9]*$ ]] || die "--size-mib must be a positive integer, not $size_mib"
-if [ "$quick" = 1 ]; then size_mib=16; fetches=20; fi
+if [ "$quick" = 1 ]; then size_mib=16; fetches=20; repeat=1; fi
 
 data="${TSM_BENCH_DATA:-/var/tmp/tsm-bench/data}"
 out="${TSM_BENCH_OUT:-/var/tmp/tsm-bench/results.jsonl}"
@@ -62,11 +64,13 @@ fi
 
 log "generating ${size_mib} MiB segment sets in $data_dir (reused when present)"
 "$bench" gen --out "$data_dir" --size-mib "$size_mib"
+# Freshly written data would still be flushing to disk during the first measurements.
+sync
 
 log "host: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -sr)"
 status=0
 log "Rust harness: backend $backend"
-"$bench" run --backend "$backend" --data "$data_dir" --out "$out" --fetches "$fetches" || status=$?
+"$bench" run --backend "$backend" --data "$data_dir" --out "$out" --fetches "$fetches" --repeat "$repeat" || status=$?
 
 jvm="$TSM_ROOT/bench/jvm/run.sh"
 if [ "${TSM_BENCH_SKIP_JVM:-0}" = 1 ]; then

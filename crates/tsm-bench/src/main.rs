@@ -74,6 +74,9 @@ enum Cmd {
         /// Random 1 MiB fetches per fetch-1mib case.
         #[arg(long, default_value_t = 200)]
         fetches: u32,
+        /// Runs of each measured case (each in its own process); the median is recorded.
+        #[arg(long, default_value_t = 3)]
+        repeat: u32,
     },
     /// Results file -> markdown (ratios to limits, the targets) on stdout.
     Report {
@@ -142,6 +145,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             modes,
             sets,
             fetches,
+            repeat,
         } => {
             let opts = RunOptions {
                 backend,
@@ -154,6 +158,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
                     DataKind::ALL.into_iter().find(|k| k.name() == s)
                 })?,
                 fetches,
+                repeat,
             };
             tsm_bench::run::run(&opts, |m| eprintln!("[tsm-bench] {m}"))?;
             eprintln!("[tsm-bench] results appended to {}", opts.out.display());

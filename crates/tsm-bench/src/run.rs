@@ -34,6 +34,9 @@ pub struct RunOptions {
     pub sets: Vec<DataKind>,
     /// Random fetches of `fetch-1mib`.
     pub fetches: u32,
+    /// Runs of each measured case (each its own process); the median by wall time is
+    /// recorded, with every run's seconds in `extra.runs_seconds`.
+    pub repeat: u32,
 }
 
 /// Runs every selected case; fails if any case failed.
@@ -118,38 +121,60 @@ pub fn run(o: &RunOptions, mut progress: impl FnMut(&str)) -> Result<()> {
                 continue;
             }
             let json = serde_json::to_string(&s)?;
-            match child::run_case(&json, &what) {
-                Ok((Some(mut rec), usage)) => {
-                    rec.peak_rss_bytes = Some(usage.peak_rss_bytes);
-                    rec.extra
-                        .insert("process_cpu_seconds".into(), usage.cpu_seconds.into());
-                    if s.op == Op::Copy && !wanted(Op::Copy) {
-                        // Needed by the fetch cases only.
-                    } else {
-                        rec.append_to(&o.out)?;
+            let runs = if matches!(s.op, Op::Delete | Op::DeleteRaw) {
+                1
+            } else {
+                o.repeat.max(1)
+            };
+            let mut got = Vec::new();
+            let mut failed = None;
+            for _ in 0..runs {
+                match child::run_case(&json, &what) {
+                    Ok((Some(mut rec), usage)) => {
+                        rec.peak_rss_bytes = Some(usage.peak_rss_bytes);
+                        rec.extra
+                            .insert("process_cpu_seconds".into(), usage.cpu_seconds.into());
+                        got.push(rec);
                     }
-                    progress(&format!(
-                        "{what}: {:.1} MB/s, {:.2} s, peak RSS {} MiB{}",
-                        rec.mb_per_s(),
-                        rec.seconds,
-                        usage.peak_rss_bytes >> 20,
-                        rec.downloaded_bytes
-                            .map(|d| format!(
-                                ", downloaded/delivered {:.3}",
-                                d as f64 / rec.bytes.max(1) as f64
-                            ))
-                            .unwrap_or_default()
-                    ));
-                }
-                Ok((None, _)) => {}
-                Err(e) => {
-                    progress(&format!("{what}: FAILED: {e:#}"));
-                    failures.push(what);
-                    if s.op == Op::Copy {
-                        copy_failed = true;
+                    Ok((None, _)) => {}
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
                     }
                 }
             }
+            if let Some(e) = failed {
+                progress(&format!("{what}: FAILED: {e:#}"));
+                failures.push(what);
+                if s.op == Op::Copy {
+                    copy_failed = true;
+                }
+                continue;
+            }
+            if got.is_empty() {
+                continue;
+            }
+            let all: Vec<f64> = got.iter().map(|r| r.seconds).collect();
+            got.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+            let mut rec = got.swap_remove(got.len() / 2);
+            if all.len() > 1 {
+                rec.extra.insert("runs_seconds".into(), all.into());
+            }
+            if s.op != Op::Copy || wanted(Op::Copy) {
+                rec.append_to(&o.out)?;
+            }
+            progress(&format!(
+                "{what}: {:.1} MB/s, {:.2} s (median of {runs}), peak RSS {} MiB{}",
+                rec.mb_per_s(),
+                rec.seconds,
+                rec.peak_rss_bytes.unwrap_or(0) >> 20,
+                rec.downloaded_bytes
+                    .map(|d| format!(
+                        ", downloaded/delivered {:.3}",
+                        d as f64 / rec.bytes.max(1) as f64
+                    ))
+                    .unwrap_or_default()
+            ));
         }
     }
     if !failures.is_empty() {
