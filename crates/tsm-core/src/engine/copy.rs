@@ -33,8 +33,6 @@ use crate::manifest::{
 use crate::transform::{SegmentTransform, TransformError, new_segment_encryption};
 use crate::{IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError};
 
-use super::stats::Stats;
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -279,7 +277,7 @@ async fn upload_all(
             Some(len),
         )
         .await?;
-    Stats::add(&inner.stats.bytes_uploaded, manifest_stored);
+    inner.stats.bytes_uploaded.add(manifest_stored);
     Ok(log_stored + indexes_stored + manifest_stored)
 }
 
@@ -375,7 +373,7 @@ async fn upload_log(
         .upload(key, body, size_hint)
         .await
         .map_err(|e| failure.take_or(e))?;
-    Stats::add(&inner.stats.bytes_uploaded, stored_bytes);
+    inner.stats.bytes_uploaded.add(stored_bytes);
 
     let builder = std::mem::replace(
         &mut *lock(&builder),
@@ -492,7 +490,7 @@ async fn upload_indexes(
         .upload(key, body, Some(expected))
         .await
         .map_err(|e| failure.take_or(e))?;
-    Stats::add(&inner.stats.bytes_uploaded, stored_bytes);
+    inner.stats.bytes_uploaded.add(stored_bytes);
 
     let mut position = 0u64;
     let mut get = |t: IndexType| -> Option<SegmentIndexJson> {

@@ -20,7 +20,6 @@ use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ordered_transform};
 
-use super::stats::Stats;
 use super::timeout::bounded;
 use super::{Inner, SegmentStream, segment_name};
 use crate::backend::{BackendError, ByteRange, ByteStream, ObjectKey};
@@ -105,7 +104,7 @@ pub(crate) async fn collect(
     let mut buf = BytesMut::new();
     while let Some(b) = body.next().await {
         let b = b?;
-        Stats::add(&inner.stats.bytes_downloaded, b.len() as u64);
+        inner.stats.bytes_downloaded.add(b.len() as u64);
         if buf.len() + b.len() > max {
             return Err(RsmError::Corrupt {
                 object: key.to_string(),
@@ -384,7 +383,7 @@ impl Split {
             match self.body.next().await {
                 Some(Ok(b)) => {
                     self.received += b.len() as u64;
-                    Stats::add(&self.inner.stats.bytes_downloaded, b.len() as u64);
+                    self.inner.stats.bytes_downloaded.add(b.len() as u64);
                     self.pending = b;
                 }
                 Some(Err(e)) => return Err(e.into()),

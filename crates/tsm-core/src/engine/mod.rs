@@ -202,7 +202,7 @@ impl RemoteStorageManager {
             inner: Arc::new(Inner {
                 backend,
                 opts,
-                stats: Stats::default(),
+                stats: Stats::new(&registry),
                 registry,
                 manifests,
                 indexes,
@@ -248,12 +248,7 @@ impl RemoteStorageManager {
         let r = copy::copy(&self.inner, metadata, data)
             .instrument(span)
             .await;
-        let s = &self.inner.stats;
-        s.copy_latency.record(t.elapsed());
-        Stats::add(&s.copy_count, 1);
-        if r.is_err() {
-            Stats::add(&s.copy_errors, 1);
-        }
+        self.inner.stats.copy.record(t, &r);
         r
     }
 
@@ -274,12 +269,7 @@ impl RemoteStorageManager {
         let r = fetch::fetch(&self.inner, metadata, start, end)
             .instrument(span)
             .await;
-        let s = &self.inner.stats;
-        s.fetch_latency.record(t.elapsed());
-        Stats::add(&s.fetch_count, 1);
-        if r.is_err() {
-            Stats::add(&s.fetch_errors, 1);
-        }
+        self.inner.stats.fetch.record(t, &r);
         r
     }
 
@@ -300,12 +290,7 @@ impl RemoteStorageManager {
         let r = index::fetch_index(&self.inner, metadata, index)
             .instrument(span)
             .await;
-        let s = &self.inner.stats;
-        s.fetch_index_latency.record(t.elapsed());
-        Stats::add(&s.fetch_index_count, 1);
-        if r.is_err() {
-            Stats::add(&s.fetch_index_errors, 1);
-        }
+        self.inner.stats.fetch_index.record(t, &r);
         r
     }
 
@@ -319,12 +304,7 @@ impl RemoteStorageManager {
         let span = tracing::info_span!("delete", segment = %segment_name(metadata));
         let t = Instant::now();
         let r = delete::delete(&self.inner, metadata).instrument(span).await;
-        let s = &self.inner.stats;
-        s.delete_latency.record(t.elapsed());
-        Stats::add(&s.delete_count, 1);
-        if r.is_err() {
-            Stats::add(&s.delete_errors, 1);
-        }
+        self.inner.stats.delete.record(t, &r);
         r
     }
 
@@ -341,11 +321,7 @@ impl RemoteStorageManager {
 
     /// Current counters and latency summaries.
     pub fn metrics(&self) -> MetricsSnapshot {
-        let mut s = self.inner.registry.snapshot();
-        let own = self.inner.stats.snapshot();
-        s.counters.extend(own.counters);
-        s.latencies.extend(own.latencies);
-        s
+        self.inner.registry.snapshot()
     }
 }
 
