@@ -20,7 +20,9 @@
 # (scripts/services/minio.sh start, left running; bucket tsm-bench-jvm). The tsm plugin jar:
 # $TSM_PLUGIN_JAR or crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar (built with
 # crates/tsm-jni/build.sh --skip-tests only if missing).
-# --quick: fewer fetch samples (CI smoke: correctness, no timing assertions).
+# Before each measured call: a JIT warm-up (AES-GCM for aes modes, then a copy/fetch of a
+# 32 MiB prefix), a GC and a reset of the peak-RSS mark (see bench/jvm/README.md).
+# --quick: fewer fetch samples and no warm-up (CI smoke: correctness, no timing assertions).
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 HERE="$TSM_ROOT/bench/jvm"
 
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
     --out) out="${2:?--out needs a value}"; shift 2 ;;
     --size-mib) size_mib="${2:?--size-mib needs a value}"; shift 2 ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) die "bench/jvm/run.sh: unknown argument $1 (see --help)" ;;
   esac
 done
@@ -85,13 +87,17 @@ if [ "$backend" = s3 ]; then
 fi
 
 samples=32
-[ "$quick" = 1 ] && samples=8
+warm=()
+if [ "$quick" = 1 ]; then
+  samples=8
+  warm=(--no-warmup) # CI smoke: correctness only, the JIT warm-up costs up to ~30 s per AES case
+fi
 failed=()
 run_case() { # op plugin set mode [extra args]
   local op=$1 plugin=$2 set=$3 mode=$4
   shift 4
   if ! "${jvm[@]}" "$op" --plugin "$plugin" --backend "$backend" --data "$set" --mode "$mode" \
-      --out "$out" --work "$work" "$@"; then
+      --out "$out" --work "$work" "${warm[@]}" "$@"; then
     failed+=("$op $plugin $(basename "$set") $mode")
   fi
 }

@@ -1,6 +1,7 @@
 package io.tsm.bench;
 
 import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.concurrent.Callable;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.server.log.remote.storage.LogSegmentData;
 import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
 import org.apache.kafka.server.log.remote.storage.RemoteStorageManager;
 
@@ -66,12 +68,19 @@ public final class BenchMain implements Callable<Integer> {
                 description = "scratch dir: RSA keys, filesystem storage root")
         Path work;
 
+        @Option(names = "--no-warmup", description = "skip the JIT warm-up before the measured calls")
+        boolean noWarmup;
+
         SegmentSet set;
         RemoteStorageManager rsm;
+        int jceWarmupRounds;
+        boolean peakReset;
+        Long rssAtStart;
         RemoteLogSegmentMetadata meta;
 
         /** Loads the set, makes the keys, configures the plugin (not measured). */
         void open(boolean cached) throws Exception {
+            rssAtStart = ProcessStats.rssBytes();
             set = SegmentSet.load(data);
             Pem.ensureKeyPair(work.resolve("keys"));
             Map<String, Object> config = Plugins.config(backend, mode, work);
@@ -84,6 +93,56 @@ public final class BenchMain implements Callable<Integer> {
             rsm = Plugins.create(plugin);
             rsm.configure(config);
             meta = set.metadata(segmentId());
+        }
+
+        /**
+         * JIT warm-up (not measured; the broker's JVM is long-lived): copy a prefix of the log
+         * (up to 8 chunks) as another segment, read it back whole and by 1 MiB fetches, delete
+         * it. Same for both plugins. Before that, {@link JceWarmup} (the JDK's AES-GCM).
+         */
+        void warmUp() throws Exception {
+            if (noWarmup) {
+                return;
+            }
+            if (mode.endsWith("aes")) {
+                jceWarmupRounds = JceWarmup.run();
+            }
+            long n = Math.min(set.logBytes, 8L * Plugins.CHUNK_SIZE);
+            Path dir = work.resolve("warmup-" + ProcessHandle.current().pid());
+            Files.createDirectories(dir);
+            Path log = dir.resolve(SegmentSet.BASE + ".log");
+            try (InputStream in = Files.newInputStream(set.log());
+                 java.io.OutputStream out = Files.newOutputStream(log)) {
+                byte[] buf = new byte[MIB];
+                long left = n;
+                while (left > 0) {
+                    int r = in.read(buf, 0, (int) Math.min(buf.length, left));
+                    if (r < 0) {
+                        break;
+                    }
+                    out.write(buf, 0, r);
+                    left -= r;
+                }
+            }
+            RemoteLogSegmentMetadata wm = set.metadata(Uuid.randomUuid(), (int) n);
+            try {
+                rsm.copyLogSegmentData(wm, new LogSegmentData(log, set.offsetIndex(), set.timeIndex(),
+                        Optional.empty(), set.snapshot(), java.nio.ByteBuffer.wrap(set.leaderEpochBytes())));
+                try (InputStream in = rsm.fetchLogSegment(wm, 0)) {
+                    in.transferTo(java.io.OutputStream.nullOutputStream());
+                }
+                byte[] buf = new byte[MIB];
+                for (long p = 1000; p < n; p += Plugins.CHUNK_SIZE) {
+                    Fetch1Mib.readRange(rsm, wm, p, buf, null);
+                }
+            } finally {
+                rsm.deleteLogSegmentData(wm);
+                Files.deleteIfExists(log);
+                Files.deleteIfExists(dir);
+            }
+            // The warm-up's garbage must not count as the measured call's peak memory.
+            System.gc();
+            peakReset = ProcessStats.resetPeakRss();
         }
 
         /** Same id in every JVM of one (plugin, backend, mode, set): fetch cases read what copy wrote. */
@@ -101,6 +160,14 @@ public final class BenchMain implements Callable<Integer> {
             e.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
             e.put("xmx_bytes", Runtime.getRuntime().maxMemory());
             e.put("chunk_size", Plugins.CHUNK_SIZE);
+            e.put("jit_warmup", !noWarmup);
+            e.put("peak_rss_reset_after_warmup", peakReset);
+            if (jceWarmupRounds > 0) {
+                e.put("jce_gcm_warmup_rounds", jceWarmupRounds);
+            }
+            if (rssAtStart != null) {
+                e.put("rss_jvm_start_bytes", rssAtStart);
+            }
             if (rssBefore != null) {
                 e.put("rss_before_bytes", rssBefore);
             }
@@ -155,6 +222,7 @@ public final class BenchMain implements Callable<Integer> {
             try {
                 c.open(false);
                 c.rsm.deleteLogSegmentData(c.meta);
+                c.warmUp();
                 Long rss = ProcessStats.rssBytes();
                 Long up0 = Plugins.bytesUploaded(c.rsm);
                 Clock clock = new Clock();
@@ -192,8 +260,9 @@ public final class BenchMain implements Callable<Integer> {
                 }
                 java.util.Random random = new java.util.Random(42);
                 byte[] buf = new byte[MIB];
-                // Warm-up (not measured): loads the manifest (and unwraps the DEK) and lets the
-                // JIT compile the read path; the broker fetches a segment many times.
+                c.warmUp();
+                // Not measured: loads this segment's manifest (and unwraps the DEK); the broker
+                // fetches a segment many times.
                 readRange(c.rsm, c.meta, all[all.length / 2], buf, null);
                 Long down0 = Plugins.bytesDownloaded(c.rsm);
                 Long rss = ProcessStats.rssBytes();
@@ -280,6 +349,7 @@ public final class BenchMain implements Callable<Integer> {
             c.open(cached);
             long[] starts = original.batchStarts();
             long size = c.set.logBytes;
+            c.warmUp();
             byte[] buf = new byte[MIB];
             Long down0 = Plugins.bytesDownloaded(c.rsm);
             Long rss = ProcessStats.rssBytes();
@@ -351,6 +421,7 @@ public final class BenchMain implements Callable<Integer> {
         public Integer call() throws Exception {
             try (Original original = new Original(c.data.resolve(SegmentSet.BASE + ".log"))) {
                 c.open(false);
+                c.warmUp();
                 byte[] buf = new byte[MIB];
                 Long down0 = Plugins.bytesDownloaded(c.rsm);
                 Long rss = ProcessStats.rssBytes();

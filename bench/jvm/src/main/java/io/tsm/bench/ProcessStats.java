@@ -27,6 +27,20 @@ final class ProcessStats {
         return status("VmHWM:");
     }
 
+    /**
+     * Resets this process's peak RSS (VmHWM) to its current RSS by writing {@code 5} to
+     * {@code /proc/self/clear_refs} (Linux 4.0+), so a later {@link #peakRssBytes} covers only
+     * what ran after it. Returns false when the kernel refuses.
+     */
+    static boolean resetPeakRss() {
+        try {
+            Files.writeString(Path.of("/proc/self/clear_refs"), "5");
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     /** Current resident set size in bytes (VmRSS), or null. */
     static Long rssBytes() {
         return status("VmRSS:");

@@ -107,9 +107,14 @@ final class SegmentSet {
 
     /** Metadata for this segment with the given segment id, on topic {@code bench-<set>} partition 0. */
     RemoteLogSegmentMetadata metadata(Uuid segmentId) {
+        return metadata(segmentId, (int) logBytes);
+    }
+
+    /** As {@link #metadata(Uuid)} for a log of {@code size} bytes (the JIT warm-up's prefix). */
+    RemoteLogSegmentMetadata metadata(Uuid segmentId, int size) {
         TopicIdPartition tip = new TopicIdPartition(uuid("topic:" + name), new TopicPartition("bench-" + name, 0));
         return new RemoteLogSegmentMetadata(new RemoteLogSegmentId(tip, segmentId), baseOffset, endOffset,
-                maxTimestampMs, 0, System.currentTimeMillis(), (int) logBytes, Map.of(0, baseOffset));
+                maxTimestampMs, 0, System.currentTimeMillis(), size, Map.of(0, baseOffset));
     }
 
     /** Byte positions in the offset index (8-byte entries: relative offset, position; i32 BE). */

@@ -33,11 +33,11 @@ import io.tsm.bench.baseline.JavaBaselineRsm;
 
 /**
  * The Java baseline on the filesystem backend, driven through the KIP-405 interface with a
- * small generated segment set (real Kafka v2 batches) and a 64 KiB chunk size (many chunks):
+ * small generated segment set (real Kafka v2 batches) and a 150 000-byte chunk size (7 chunks, each encrypted in 3 slices):
  * round trips and on-disk format in every mode, edge cases and error paths.
  */
 class BaselineRsmTest {
-    static final int CHUNK = 64 * 1024;
+    static final int CHUNK = 150_000; // > 2 encryption slices of 64 KiB, not a multiple of them
     static Path work;
     static SegmentSet set;
     static byte[] log;
