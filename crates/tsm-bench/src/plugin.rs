@@ -216,12 +216,8 @@ pub fn props(
     Ok(p)
 }
 
-/// Backend kinds linked into tsm-bench.
-pub static KINDS: &[&tsm_core::BackendKind] = &[
-    &tsm_core::backend::filesystem::KIND,
-    #[cfg(feature = "s3")]
-    &tsm_backend_s3::KIND,
-];
+/// Backend kinds linked into tsm-bench: the plugin's list (crates/tsm-backends).
+pub static KINDS: &[&tsm_core::BackendKind] = tsm_backends::KINDS;
 
 /// Creates the S3 bucket (no-op for the filesystem; an existing bucket is fine).
 pub async fn ensure_bucket(backend: Backend, props: &BTreeMap<String, String>) -> Result<()> {
