@@ -7,8 +7,9 @@
 //! bytes; RSS is MiB.
 //!
 //! Limits (same backend, same data set): copy plain/aes -> raw PUT; copy zstd and
-//! zstd+aes -> the smaller of raw PUT and 2 x single-core zstd level 3 (the machine has 2
-//! cores); fetches -> raw GET.
+//! zstd+aes -> the smaller of 2 x single-core zstd level 3 (the machine has 2 cores) and
+//! raw PUT x the compression ratio (the store only sees compressed bytes); fetches -> raw
+//! GET.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -89,12 +90,23 @@ impl Results {
             "copy" => {
                 let put = lim("put")?;
                 match r.mode.as_deref() {
-                    Some("zstd") | Some("zstd+aes") => match lim("zstd-1core") {
-                        Some(z) if TARGET_CORES * z < put => {
-                            Some((TARGET_CORES * z, "2 x zstd-1core".into()))
+                    Some("zstd") | Some("zstd+aes") => {
+                        // The store only sees the compressed bytes: in logical bytes the
+                        // PUT limit is the raw PUT rate x the compression ratio.
+                        let ratio = extra_f64(r, "uploaded_bytes")
+                            .filter(|u| *u > 0.0)
+                            .map_or(1.0, |u| (r.bytes as f64 / u).max(1.0));
+                        let put = put * ratio;
+                        match lim("zstd-1core") {
+                            Some(z) if TARGET_CORES * z < put => {
+                                Some((TARGET_CORES * z, "2 x zstd-1core".into()))
+                            }
+                            _ if ratio > 1.01 => {
+                                Some((put, format!("raw PUT x {ratio:.2} (compression)")))
+                            }
+                            _ => Some((put, "raw PUT".into())),
                         }
-                        _ => Some((put, "raw PUT".into())),
-                    },
+                    }
                     _ => Some((put, "raw PUT".into())),
                 }
             }
@@ -340,7 +352,11 @@ fn targets(res: &Results) -> Vec<Target> {
             if let Some(z) = lim("zstd-1core").filter(|z| *z > 0.0) {
                 let v = r.mb_per_s() / (TARGET_CORES * z);
                 // When the store is slower than 2 cores of zstd, the target cannot be met.
+                let ratio = extra_f64(r, "uploaded_bytes")
+                    .filter(|u| *u > 0.0)
+                    .map_or(1.0, |u| (r.bytes as f64 / u).max(1.0));
                 let cap = lim("put")
+                    .map(|p| p * ratio)
                     .filter(|p| *p < TARGET_CORES * z)
                     .map(|p| format!(" (raw PUT caps it at {:.2})", p / (TARGET_CORES * z)))
                     .unwrap_or_default();
