@@ -155,6 +155,15 @@ public final class BenchMain implements Callable<Integer> {
             return n;
         }
 
+        /** Fetch records carry the stored .log size so the report can compare downloads with it. */
+        void storedSizes(ObjectNode extra) {
+            Long stored = Plugins.storedLogBytes(backend, work, meta);
+            if (stored != null) {
+                extra.put("stored_log_bytes", stored);
+            }
+            extra.put("segment_bytes", set.logBytes);
+        }
+
         ObjectNode extra(ObjectNode line, Long rssBefore) {
             ObjectNode e = line.putObject("extra");
             e.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
@@ -293,6 +302,7 @@ public final class BenchMain implements Callable<Integer> {
                 Long down1 = Plugins.bytesDownloaded(c.rsm);
                 ObjectNode line = c.line("fetch-1mib");
                 ObjectNode e = c.extra(line, rss);
+                c.storedSizes(e);
                 Arrays.sort(ttfb);
                 e.put("fetches", samples);
                 e.put("read_bytes", MIB);
@@ -373,6 +383,7 @@ public final class BenchMain implements Callable<Integer> {
             Long down1 = Plugins.bytesDownloaded(c.rsm);
             ObjectNode line = c.line(op);
             ObjectNode e = c.extra(line, rss);
+            c.storedSizes(e);
             e.put("fetches", fetches);
             e.put("read_bytes", readTotal);
             if (cached) {
@@ -447,6 +458,7 @@ public final class BenchMain implements Callable<Integer> {
                 Long down1 = Plugins.bytesDownloaded(c.rsm);
                 ObjectNode line = c.line("fetch-stream");
                 ObjectNode e = c.extra(line, rss);
+                c.storedSizes(e);
                 e.put("read_bytes", MIB);
                 c.finish(line, clock, total, down0 == null || down1 == null ? null : down1 - down0);
                 return 0;

@@ -145,6 +145,28 @@ final class Plugins {
         }
     }
 
+    /**
+     * Stored size of the segment's {@code .log} object (bytes), or null when it cannot be read:
+     * a file under the storage root, or S3 HeadObject. Keys as object-format-v1 with the
+     * benchmark's {@code key.prefix}.
+     */
+    static Long storedLogBytes(String backend, Path work, org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata m) {
+        String offset = String.format(java.util.Locale.ROOT, "%020d", m.startOffset());
+        String key = "bench-jvm/" + m.topicIdPartition().topic() + "-" + m.topicIdPartition().topicId() + "/"
+                + m.topicIdPartition().partition() + "/" + offset + "-" + m.remoteLogSegmentId().id() + ".log";
+        try {
+            if (backend.equals("filesystem")) {
+                return java.nio.file.Files.size(work.resolve("fs-root").resolve(key));
+            }
+            S3Env e = S3Env.fromEnv();
+            try (S3Client s3 = e.client()) {
+                return s3.headObject(r -> r.bucket(e.bucket).key(key)).contentLength();
+            }
+        } catch (java.io.IOException | RuntimeException ex) {
+            return null;
+        }
+    }
+
     /** MinIO settings from {@code scripts/services/minio.sh env} (TSM_TEST_S3_*), bucket tsm-bench-jvm. */
     static final class S3Env {
         final String endpoint;
@@ -177,14 +199,18 @@ final class Plugins {
             return v == null || v.isBlank() ? dflt : v;
         }
 
-        /** Creates the bucket if it does not exist (the plugins never create buckets). */
-        void ensureBucket() {
-            try (S3Client s3 = S3Client.builder().endpointOverride(URI.create(endpoint)).forcePathStyle(true)
+        S3Client client() {
+            return S3Client.builder().endpointOverride(URI.create(endpoint)).forcePathStyle(true)
                     .region(Region.of(region))
                     .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                     .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
                     .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
-                    .build()) {
+                    .build();
+        }
+
+        /** Creates the bucket if it does not exist (the plugins never create buckets). */
+        void ensureBucket() {
+            try (S3Client s3 = client()) {
                 try {
                     s3.headBucket(r -> r.bucket(bucket));
                 } catch (software.amazon.awssdk.services.s3.model.NoSuchBucketException e) {
