@@ -141,6 +141,37 @@ class BaselineRsmTest {
     }
 
     @Test
+    void concurrentFetchesShareThePoolSafely() throws Exception {
+        try (RemoteStorageManager r = rsm("zstd+aes")) {
+            RemoteLogSegmentMetadata meta = set.metadata(Uuid.randomUuid());
+            r.copyLogSegmentData(meta, set.data(Optional.empty()));
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+            try {
+                java.util.List<java.util.concurrent.Future<Boolean>> results = new java.util.ArrayList<>();
+                for (int t = 0; t < 8; t++) {
+                    final int seed = t;
+                    results.add(pool.submit(() -> {
+                        java.util.Random random = new java.util.Random(seed);
+                        for (int i = 0; i < 20; i++) {
+                            int s = random.nextInt(log.length - 1);
+                            int e = Math.min(log.length - 1, s + random.nextInt(3 * CHUNK));
+                            if (!Arrays.equals(Arrays.copyOfRange(log, s, e + 1), readAll(r.fetchLogSegment(meta, s, e)))) {
+                                return false;
+                            }
+                        }
+                        return true;
+                    }));
+                }
+                for (java.util.concurrent.Future<Boolean> f : results) {
+                    assertTrue(f.get());
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
     void missingSegmentsAndIndexes() throws Exception {
         try (RemoteStorageManager r = rsm("plain")) {
             RemoteLogSegmentMetadata meta = set.metadata(Uuid.randomUuid());

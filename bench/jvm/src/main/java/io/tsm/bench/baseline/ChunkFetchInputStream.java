@@ -11,7 +11,8 @@ import java.io.InputStream;
  * {@code read}, nothing after {@code close}. This is Aiven's fetch path without a chunk
  * cache ({@code FetchChunkEnumeration} over {@code DefaultChunkManager}).
  *
- * <p>Memory: one stored and one original chunk buffer (plus the transform's buffers).
+ * <p>Memory: one pooled buffer set ({@link BufferPool}): a stored and an original chunk
+ * buffer plus the transform's work buffers; returned to the pool on close.
  * {@code read} blocks until at least one byte is available or returns -1, never 0.
  */
 final class ChunkFetchInputStream extends InputStream {
@@ -37,7 +38,7 @@ final class ChunkFetchInputStream extends InputStream {
         this.end = Math.min(endInclusive, index.originalFileSize() - 1);
         this.next = start;
         this.chunkId = (int) (start / index.originalChunkSize());
-        this.original = new byte[index.count() == 0 ? 0 : index.originalSize(0)];
+        this.original = transform.buffers().original();
     }
 
     private boolean fill() throws IOException {
@@ -52,9 +53,7 @@ final class ChunkFetchInputStream extends InputStream {
         }
         int storedSize = index.storedSize(chunkId);
         long from = index.storedStart(chunkId);
-        if (stored == null || stored.length < storedSize) {
-            stored = new byte[storedSize];
-        }
+        stored = transform.buffers().stored(storedSize);
         String what = key + " chunk " + chunkId + " (stored bytes " + from + "-" + (from + storedSize - 1) + ")";
         try (InputStream in = storage.fetch(key, from, storedSize)) {
             int n = in.readNBytes(stored, 0, storedSize);

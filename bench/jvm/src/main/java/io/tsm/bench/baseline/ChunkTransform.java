@@ -32,16 +32,18 @@ final class ChunkTransform implements AutoCloseable {
     private final SecretKeySpec key;
     private final byte[] aad;
     private final Cipher cipher;
+    private final BufferPool.Buffers buffers;
     private final byte[] mid;
     private final byte[] out;
     private final byte[] iv = new byte[12];
+    private boolean closed;
     private boolean lastWasIdentity;
 
     /** {@code key}/{@code aad} null: no encryption. */
     ChunkTransform(boolean compress, SecretKeySpec key, byte[] aad, int chunkSize) throws IOException {
         this.key = key;
         this.aad = aad;
-        int bound = (int) Math.min(Integer.MAX_VALUE - 64, Zstd.compressBound(chunkSize));
+        buffers = BufferPool.SHARED.acquire(chunkSize);
         if (compress) {
             zc = new ZstdCompressCtx().setLevel(3).setContentSize(true);
             zd = new ZstdDecompressCtx();
@@ -49,8 +51,8 @@ final class ChunkTransform implements AutoCloseable {
             zc = null;
             zd = null;
         }
-        mid = compress && key != null ? new byte[Math.max(bound, chunkSize)] : null;
-        out = new byte[(compress ? Math.max(bound, chunkSize) : chunkSize) + GCM_OVERHEAD];
+        mid = compress && key != null ? buffers.mid() : null;
+        out = compress || key != null ? buffers.out() : null;
         try {
             cipher = key == null ? null : Cipher.getInstance("AES/GCM/NoPadding");
         } catch (GeneralSecurityException e) {
@@ -180,8 +182,18 @@ final class ChunkTransform implements AutoCloseable {
         }
     }
 
+    /** This stream's pooled buffers (original and stored chunk buffers live there too). */
+    BufferPool.Buffers buffers() {
+        return buffers;
+    }
+
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        BufferPool.SHARED.release(buffers);
         if (zc != null) {
             zc.close();
         }

@@ -11,8 +11,8 @@ import java.util.Arrays;
  * chunk's stored size for the chunk index. Like Aiven's {@code TransformChunkEnumeration}
  * chain seen through {@code TransformFinisher} as an {@code InputStream}.
  *
- * <p>Memory: one original chunk buffer plus {@link ChunkTransform}'s buffers, whatever the
- * segment size.
+ * <p>Memory: one pooled buffer set ({@link BufferPool}: an original chunk plus the transform's
+ * work buffers), whatever the segment size.
  */
 final class TransformingInputStream extends InputStream {
     private final InputStream source;
@@ -29,7 +29,7 @@ final class TransformingInputStream extends InputStream {
     TransformingInputStream(InputStream source, ChunkTransform transform, int chunkSize) {
         this.source = source;
         this.transform = transform;
-        this.chunk = new byte[chunkSize];
+        this.chunk = transform.buffers().original();
     }
 
     private boolean fill() throws IOException {
