@@ -127,6 +127,10 @@ pub struct CaseSpec {
     pub fetches: u32,
     /// Seed of the random fetch positions.
     pub seed: u64,
+    /// Extra plugin properties (`--set key=value`) over the mode's; no secrets (the spec
+    /// is on the child's command line).
+    #[serde(default)]
+    pub overrides: Vec<(String, String)>,
 }
 
 /// Runs `spec` in this process; `Some(record)` for measured ops.
@@ -154,7 +158,16 @@ async fn run_async(spec: &CaseSpec) -> Result<Option<Record>> {
     let keys = KeyFiles::ensure(&spec.work)?;
     let mode = spec.mode.unwrap_or(Mode::Plain);
     let cached = spec.op == Op::FetchSeqCached;
-    let props = plugin::props(spec.backend, &spec.work, mode, &keys, cached)?;
+    let mut props = plugin::props(spec.backend, &spec.work, mode, &keys, cached)?;
+    props.extend(spec.overrides.iter().cloned());
+    if !spec.overrides.is_empty() {
+        let set: Vec<String> = spec
+            .overrides
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        rec.extra.insert("overrides".into(), set.into());
+    }
     let engine_for = |props| async move {
         RemoteStorageManager::configure(props, plugin::KINDS)
             .await

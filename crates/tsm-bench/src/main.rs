@@ -77,6 +77,11 @@ enum Cmd {
         /// Runs of each measured case (each in its own process); the median is recorded.
         #[arg(long, default_value_t = 3)]
         repeat: u32,
+        /// Plugin property over every mode's, e.g.
+        /// `--set storage.s3.multipart.upload.parts.in.flight=2` (repeatable; recorded in
+        /// each result's extra.overrides; never pass secrets here).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
     },
     /// Results file -> markdown (ratios to limits, the targets) on stdout.
     Report {
@@ -146,7 +151,16 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             sets,
             fetches,
             repeat,
+            overrides,
         } => {
+            let overrides = overrides
+                .iter()
+                .map(|kv| {
+                    kv.split_once('=')
+                        .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                        .ok_or_else(|| anyhow::anyhow!("--set {kv:?}: expected KEY=VALUE"))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
             let opts = RunOptions {
                 backend,
                 data,
@@ -159,6 +173,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
                 })?,
                 fetches,
                 repeat,
+                overrides,
             };
             tsm_bench::run::run(&opts, |m| eprintln!("[tsm-bench] {m}"))?;
             eprintln!("[tsm-bench] results appended to {}", opts.out.display());

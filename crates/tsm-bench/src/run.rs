@@ -37,6 +37,8 @@ pub struct RunOptions {
     /// Runs of each measured case (each its own process); the median by wall time is
     /// recorded, with every run's seconds in `extra.runs_seconds`.
     pub repeat: u32,
+    /// Plugin properties set over every mode's (`--set key=value`).
+    pub overrides: Vec<(String, String)>,
 }
 
 /// Runs every selected case; fails if any case failed.
@@ -81,6 +83,7 @@ pub fn run(o: &RunOptions, mut progress: impl FnMut(&str)) -> Result<()> {
             mode,
             fetches: o.fetches,
             seed: 42,
+            overrides: o.overrides.clone(),
         };
         let mut todo: Vec<CaseSpec> = Vec::new();
         for op in Op::LIMITS {
