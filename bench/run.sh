@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     --size-mib=*) size_mib="${1#*=}"; shift ;;
     --quick) quick=1; shift ;;
     --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see bench/run.sh --help)" ;;
   esac
 done
