@@ -63,4 +63,4 @@ pub mod sizes_codec;
 pub use error::CodecError;
 pub use heuristic::{HeuristicDecision, analyze};
 pub use index::{ChunkIndex, ChunkIndexBuilder, ChunkSpan, FixedSizes};
-pub use pipeline::{PipelineError, ordered_transform};
+pub use pipeline::{PipelineError, ordered_transform, ordered_transform_ramped};

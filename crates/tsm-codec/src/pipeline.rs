@@ -30,9 +30,13 @@
 //! already running on the blocking pool finish and their results are dropped (blocking tasks
 //! cannot be interrupted), so dropping frees memory within one transform's time.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
+use futures::stream::FuturesOrdered;
 use futures::{Stream, StreamExt};
 
 /// Why the pipeline could not run a transform to completion.
@@ -84,40 +88,121 @@ where
     F: Fn(u64, Bytes) -> Result<Bytes, E> + Send + Sync + 'static,
     E: From<PipelineError> + Send + 'static,
 {
-    let transform = Arc::new(transform);
-    input
-        .enumerate()
-        .map(move |(i, item)| {
-            let transform = Arc::clone(&transform);
-            async move {
-                let index = i as u64;
-                let chunk = item?;
-                let handle = tokio::runtime::Handle::try_current()
-                    .map_err(|_| PipelineError::NoRuntime { index })?;
-                match handle.spawn_blocking(move || transform(index, chunk)).await {
-                    Ok(result) => result,
-                    Err(e) if e.is_panic() => {
-                        let payload = e.into_panic();
-                        let message = payload
-                            .downcast_ref::<&str>()
-                            .map(|s| s.to_string())
-                            .or_else(|| payload.downcast_ref::<String>().cloned())
-                            .unwrap_or_else(|| "non-string panic payload".to_string());
-                        Err(PipelineError::Panicked { index, message }.into())
-                    }
-                    Err(_) => Err(PipelineError::Cancelled { index }.into()),
+    let max = max_in_flight.max(1);
+    Ordered::new(input, transform, max, max)
+}
+
+/// As [`ordered_transform`], but the window starts at one chunk and doubles with every
+/// chunk the consumer takes, up to `max_in_flight`: a reader that stops after the first
+/// chunk (the broker reading ~1 MiB of a segment and closing the stream) has pulled only that
+/// chunk from `input` (so only that chunk was downloaded), while a reader that keeps going
+/// reaches full parallelism after log2(`max_in_flight`) chunks. Used on the read path.
+pub fn ordered_transform_ramped<S, F, E>(
+    input: S,
+    max_in_flight: usize,
+    transform: F,
+) -> impl Stream<Item = Result<Bytes, E>> + Send
+where
+    S: Stream<Item = Result<Bytes, E>> + Send,
+    F: Fn(u64, Bytes) -> Result<Bytes, E> + Send + Sync + 'static,
+    E: From<PipelineError> + Send + 'static,
+{
+    Ordered::new(input, transform, 1, max_in_flight.max(1))
+}
+
+type Job<E> = Pin<Box<dyn Future<Output = Result<Bytes, E>> + Send>>;
+
+/// The pipeline's state: the input, the transforms in flight (in input order) and the
+/// window. All fields are `Unpin` (boxed), so no pin projection is needed.
+struct Ordered<S, F, E> {
+    input: Pin<Box<S>>,
+    transform: Arc<F>,
+    in_flight: FuturesOrdered<Job<E>>,
+    next_index: u64,
+    window: usize,
+    max_window: usize,
+    input_done: bool,
+    failed: bool,
+}
+
+impl<S, F, E> Ordered<S, F, E>
+where
+    S: Stream<Item = Result<Bytes, E>> + Send,
+    F: Fn(u64, Bytes) -> Result<Bytes, E> + Send + Sync + 'static,
+    E: From<PipelineError> + Send + 'static,
+{
+    fn new(input: S, transform: F, window: usize, max_window: usize) -> Self {
+        Self {
+            input: Box::pin(input),
+            transform: Arc::new(transform),
+            in_flight: FuturesOrdered::new(),
+            next_index: 0,
+            window,
+            max_window,
+            input_done: false,
+            failed: false,
+        }
+    }
+
+    /// The job for chunk `index`: its transform on the blocking pool.
+    fn job(&self, index: u64, item: Result<Bytes, E>) -> Job<E> {
+        let transform = Arc::clone(&self.transform);
+        Box::pin(async move {
+            let chunk = item?;
+            let handle = tokio::runtime::Handle::try_current()
+                .map_err(|_| PipelineError::NoRuntime { index })?;
+            match handle.spawn_blocking(move || transform(index, chunk)).await {
+                Ok(result) => result,
+                Err(e) if e.is_panic() => {
+                    let payload = e.into_panic();
+                    let message = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "non-string panic payload".to_string());
+                    Err(PipelineError::Panicked { index, message }.into())
                 }
+                Err(_) => Err(PipelineError::Cancelled { index }.into()),
             }
         })
-        .buffered(max_in_flight.max(1))
-        // End the stream after the first error.
-        .scan(false, |failed, item| {
-            let out = if *failed {
-                None
-            } else {
-                *failed = item.is_err();
-                Some(item)
-            };
-            futures::future::ready(out)
-        })
+    }
+}
+
+impl<S, F, E> Stream for Ordered<S, F, E>
+where
+    S: Stream<Item = Result<Bytes, E>> + Send,
+    F: Fn(u64, Bytes) -> Result<Bytes, E> + Send + Sync + 'static,
+    E: From<PipelineError> + Send + 'static,
+{
+    type Item = Result<Bytes, E>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.failed {
+            return Poll::Ready(None);
+        }
+        // Take input while the window has room.
+        while !this.input_done && this.in_flight.len() < this.window {
+            match this.input.as_mut().poll_next(cx) {
+                Poll::Ready(Some(item)) => {
+                    let job = this.job(this.next_index, item);
+                    this.next_index += 1;
+                    this.in_flight.push_back(job);
+                }
+                Poll::Ready(None) => this.input_done = true,
+                Poll::Pending => break,
+            }
+        }
+        match this.in_flight.poll_next_unpin(cx) {
+            Poll::Ready(Some(item)) => {
+                // End the stream after the first error.
+                this.failed = item.is_err();
+                this.window = (this.window.saturating_mul(2)).min(this.max_window);
+                Poll::Ready(Some(item))
+            }
+            Poll::Ready(None) if this.input_done => Poll::Ready(None),
+            // Nothing in flight and the input is pending: its waker is registered.
+            Poll::Ready(None) | Poll::Pending => Poll::Pending,
+        }
+    }
 }

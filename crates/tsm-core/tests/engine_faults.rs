@@ -65,7 +65,7 @@ async fn engine_cut_fetch_stream_is_an_error_and_retry_works() {
         .expect("copy");
     check_range(&engine, &seg, 0, Some(0), "warm manifest").await;
     let n = faulty.calls(Op::Fetch);
-    faulty.on_nth(Op::Fetch, n + 1, Fault::CutAfter(1500));
+    faulty.on_nth(Op::Fetch, n + 1, Fault::CutAfter(500)); // mid first chunk: the first GET is one chunk
     let e = read_all(&engine, &seg.metadata, 0, None)
         .await
         .expect_err("cut stream");

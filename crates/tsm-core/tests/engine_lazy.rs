@@ -142,3 +142,56 @@ async fn engine_writes_the_spec_manifest_fields() {
             .expect("delete");
     }
 }
+
+/// The broker's read (issue 8): `fetchLogSegment(start)` without an end, read about one
+/// chunk's worth, close. Whatever the transforms, and with or without the chunk cache
+/// (`prefetch.max.size` 0), that downloads the one chunk read, not `max_get_bytes` and not
+/// the pipeline's `max_in_flight` chunks ahead (the read path ramps both up from one chunk).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_open_ended_read_of_one_chunk_downloads_one_chunk() {
+    let world = World::new();
+    let ring = key_ring(world.dir.path(), "k1", 0);
+    for (compression, encrypt) in [
+        (CompressionMode::Off, false),
+        (CompressionMode::On, false),
+        (CompressionMode::Off, true),
+        (CompressionMode::On, true),
+    ] {
+        for cached in [false, true] {
+            let mut opts = options(1000, compression, encrypt.then(|| ring.clone()));
+            opts.max_get_bytes = 64 * 1024;
+            opts.max_in_flight = 8;
+            let registry = tsm_core::metrics::MetricsRegistry::new();
+            let cache = cached.then(|| {
+                tsm_core::cache::ChunkCache::memory(
+                    tsm_core::cache::Bound::Bytes(1 << 20),
+                    None,
+                    &registry,
+                )
+            });
+            let engine = RemoteStorageManager::with_registry(world.backend.clone(), opts, registry)
+                .with_chunk_cache(cache);
+            let log = record_batches(400, 0, 52);
+            let seg = segment(&world.path("s"), log, false, 52);
+            engine
+                .copy_log_segment_data(&seg.metadata, &seg.data)
+                .await
+                .expect("copy");
+            let what = format!("compression {compression:?} encrypt {encrypt} cached {cached}");
+            check_range(&engine, &seg, 0, Some(0), "warm manifest").await;
+            let before = downloaded(&engine);
+            let mut stream = engine
+                .fetch_log_segment(&seg.metadata, 20_500, None)
+                .await
+                .expect("fetch");
+            let first: Bytes = stream.next().await.expect("an item").expect("bytes");
+            assert_eq!(&first[..], &seg.log[20_500..21_000], "{what}");
+            drop(stream);
+            // Give a wrongly started read-ahead time to show up in the counter.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let got = downloaded(&engine) - before;
+            // One stored chunk: at most 1000 bytes + zstd frame overhead + 28 (AES-GCM).
+            assert!(got > 0 && got <= 1100, "{what}: downloaded {got} bytes");
+        }
+    }
+}

@@ -6,7 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt, stream};
-use tsm_codec::{ChunkIndexBuilder, CodecError, PipelineError, chunking, ordered_transform};
+use tsm_codec::{
+    ChunkIndexBuilder, CodecError, PipelineError, chunking, ordered_transform,
+    ordered_transform_ramped,
+};
 
 use crate::kafka;
 use crate::support::{Error, MODES, Transform};
@@ -42,6 +45,60 @@ async fn keeps_order_and_bounds_in_flight() {
             peak.load(Ordering::SeqCst)
         );
     }
+}
+
+/// `n` chunks, counting how many the pipeline has taken from its input.
+fn counted(
+    n: usize,
+    taken: Arc<AtomicUsize>,
+) -> impl futures::Stream<Item = Result<Bytes, CodecError>> + Send {
+    chunks(n).inspect(move |_| {
+        taken.fetch_add(1, Ordering::SeqCst);
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ramped_window_takes_one_chunk_for_a_reader_that_stops_after_one() {
+    let taken = Arc::new(AtomicUsize::new(0));
+    let mut out = Box::pin(ordered_transform_ramped(
+        counted(40, taken.clone()),
+        8,
+        |_, b| Ok::<_, CodecError>(b),
+    ));
+    let first = out.next().await.expect("one chunk").expect("no error");
+    assert_eq!(first, Bytes::from("chunk-0"));
+    // The broker's pattern: read the first chunk, close. Only that chunk was taken.
+    assert_eq!(taken.load(Ordering::SeqCst), 1);
+    drop(out);
+
+    // A reader that keeps going gets everything, in order; the window doubles per chunk
+    // taken (1, 2, 4, 8), so after k outputs at most 2^k chunks have been taken.
+    let taken = Arc::new(AtomicUsize::new(0));
+    let mut out = Box::pin(ordered_transform_ramped(
+        counted(40, taken.clone()),
+        8,
+        |_, b| Ok::<_, CodecError>(b),
+    ));
+    let mut got = Vec::new();
+    while let Some(b) = out.next().await {
+        got.push(b.expect("no error"));
+        let k = got.len();
+        let bound = (k + (1usize << k.min(3))).min(40);
+        assert!(
+            taken.load(Ordering::SeqCst) <= bound,
+            "after {k}: {taken:?}"
+        );
+    }
+    let want: Vec<Bytes> = (0..40).map(|i| Bytes::from(format!("chunk-{i}"))).collect();
+    assert_eq!(got, want);
+
+    // The fixed window fills at once.
+    let taken = Arc::new(AtomicUsize::new(0));
+    let mut out = Box::pin(ordered_transform(counted(40, taken.clone()), 8, |_, b| {
+        Ok::<_, CodecError>(b)
+    }));
+    out.next().await.expect("one chunk").expect("no error");
+    assert!(taken.load(Ordering::SeqCst) >= 2, "{taken:?}");
 }
 
 #[tokio::test]

@@ -3,8 +3,8 @@
 //!
 //! Every chunk of the requested range is asked of the cache in order; a miss runs one load
 //! (single-flight per chunk: concurrent readers of a chunk share it) that downloads, in one
-//! ranged GET, the missing chunk plus the following chunks up to the end of the requested
-//! range and `prefetch.max.size` stored bytes beyond it (bounded by
+//! ranged GET, the missing chunk plus, when the caller gave an end, the following chunks up
+//! to the end of the requested range, and `prefetch.max.size` stored bytes beyond that (bounded by
 //! [`EngineOptions::max_get_bytes`](super::EngineOptions::max_get_bytes) +
 //! `prefetch.max.size`), restores them in tsm-codec's ordered pipeline, inserts the extra
 //! chunks into the cache and returns the one asked for. A failed or cancelled load caches
@@ -29,7 +29,8 @@ use crate::cache::{ChunkCache, ChunkKey};
 use crate::config::keys as config_keys;
 use crate::transform::SegmentTransform;
 
-/// The lazy stream of original bytes `start..=last` through `cache`.
+/// The lazy stream of original bytes `start..=last` through `cache`; `end_given`: the caller
+/// gave an end (read-ahead within the range is wanted).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cached_stream(
     inner: Arc<Inner>,
@@ -40,8 +41,12 @@ pub(super) fn cached_stream(
     chunks: Range<u64>,
     start: u64,
     last: u64,
+    end_given: bool,
 ) -> SegmentStream {
-    let range_end = chunks.end;
+    // Read-ahead inside the requested range only when the caller bounded it: an open-ended
+    // read (the broker's fetchLogSegment(start) reads ~1 MiB and closes) loads the chunk
+    // asked for plus `prefetch.max.size`, nothing it did not ask for.
+    let range_end = if end_given { chunks.end } else { chunks.start };
     let object: Arc<str> = Arc::from(key.as_str());
     let chunk_size = u64::from(index.original_chunk_size());
     stream::iter(chunks)

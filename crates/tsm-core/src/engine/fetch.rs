@@ -1,14 +1,17 @@
 //! `fetchLogSegment`: the manifest, then the chunks overlapping the requested range,
 //! downloaded lazily (object-format-v1 "`.log`", "Manifest").
 //!
-//! The chunk span of the range is cut into groups of adjacent chunks whose stored bytes
-//! total at most [`EngineOptions::max_get_bytes`](super::EngineOptions::max_get_bytes)
-//! (and at most [`MAX_CHUNKS_PER_GET`] chunks); each group is one ranged GET, issued only
-//! when the stream is polled past the previous group, so the first bytes arrive after the
-//! manifest read plus one GET round trip. Stored chunks are cut out of the GET's byte
-//! stream as they arrive, restored (decrypt, decompress) in tsm-codec's ordered pipeline
-//! (at most `max_in_flight` chunks ahead of the consumer) and trimmed to the range.
-//! Dropping the stream drops the GET in progress and issues no further GET.
+//! The chunk span of the range is cut into groups of adjacent chunks, each one ranged GET
+//! issued only when the stream is polled past the previous group, so the first bytes arrive
+//! after the manifest read plus one GET round trip. Reads ramp up: the first GET is the
+//! first chunk alone, each next one may hold twice the stored bytes of the one before, up
+//! to [`EngineOptions::max_get_bytes`](super::EngineOptions::max_get_bytes) (and at most
+//! [`MAX_CHUNKS_PER_GET`] chunks). Stored chunks are cut out of the GET's byte stream as they
+//! arrive, restored (decrypt, decompress) in tsm-codec's ramped ordered pipeline (one chunk
+//! ahead of the consumer at first, doubling up to `max_in_flight`) and trimmed to the range.
+//! So the broker's pattern (open at a position, read ~1 MiB, close) downloads the chunk(s)
+//! holding that 1 MiB, not `max_get_bytes`. Dropping the stream drops the GET in progress
+//! and issues no further GET.
 //!
 //! Memory: one partially received chunk + `max_in_flight x (stored + original chunk)`.
 
@@ -18,7 +21,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
-use tsm_codec::{ChunkIndex, ordered_transform};
+use tsm_codec::{ChunkIndex, ordered_transform_ramped};
 
 use super::timeout::bounded;
 use super::{Inner, SegmentStream, segment_name};
@@ -166,6 +169,7 @@ pub(super) async fn fetch(
             chunks,
             start,
             last,
+            end.is_some(),
         ));
     }
     Ok(chunk_stream(
@@ -194,6 +198,7 @@ pub(crate) fn chunk_stream(
         next: chunks.start,
         end: chunks.end,
         max_bytes: inner.opts.max_get_bytes,
+        cap: 0,
     };
     let max_in_flight = inner.opts.max_in_flight;
     let stored = {
@@ -210,7 +215,7 @@ pub(crate) fn chunk_stream(
     } else {
         let index = index.clone();
         let key = key.clone();
-        ordered_transform(stored, max_in_flight, move |i, b| {
+        ordered_transform_ramped(stored, max_in_flight, move |i, b| {
             let n = first + i;
             let original_len = index.chunk(n).map_or(0, |s| s.original_len);
             transform
@@ -261,12 +266,17 @@ pub(super) struct Group {
     pub(super) range: ByteRange,
 }
 
-/// Cuts `next..end` into [`Group`]s lazily.
+/// Cuts `next..end` into [`Group`]s lazily. The first group is one chunk; each next one may
+/// hold twice the stored bytes of the one before, up to `max_bytes`: a reader that stops
+/// early (the broker reads ~1 MiB and closes) has asked the store for one chunk, a reader
+/// that keeps going soon gets `max_bytes` GETs.
 struct Groups {
     index: Arc<ChunkIndex>,
     next: u64,
     end: u64,
     max_bytes: u64,
+    /// Stored bytes the next group may hold beyond its first chunk's.
+    cap: u64,
 }
 
 impl Iterator for Groups {
@@ -283,7 +293,7 @@ impl Iterator for Groups {
             let Some(s) = self.index.chunk(stop) else {
                 break;
             };
-            if bytes + s.transformed_len > self.max_bytes {
+            if bytes + s.transformed_len > self.max_bytes.min(self.cap) {
                 break;
             }
             bytes += s.transformed_len;
@@ -300,6 +310,7 @@ impl Iterator for Groups {
             },
         };
         self.next = stop;
+        self.cap = bytes.saturating_mul(2).min(self.max_bytes);
         Some(group)
     }
 }
