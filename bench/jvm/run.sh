@@ -19,7 +19,8 @@
 # generated at run time, filesystem storage root): $TSM_WORK/bench-jvm. s3 uses MinIO
 # (scripts/services/minio.sh start, left running; bucket tsm-bench-jvm). The tsm plugin jar:
 # $TSM_PLUGIN_JAR or crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar (built with
-# crates/tsm-jni/build.sh --skip-tests only if missing).
+# crates/tsm-jni/build.sh --skip-tests only if missing; a jar older than the Rust sources is
+# reported, and rebuilt first when TSM_BENCH_REBUILD_JAR=1).
 # Before each measured call: a JIT warm-up (AES-GCM for aes modes, then a copy/fetch of a
 # 32 MiB prefix), a GC and a reset of the peak-RSS mark (see bench/jvm/README.md).
 # --quick: fewer fetch samples and no warm-up (CI smoke: correctness, no timing assertions).
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
     --out) out="${2:?--out needs a value}"; shift 2 ;;
     --size-mib) size_mib="${2:?--size-mib needs a value}"; shift 2 ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "bench/jvm/run.sh: unknown argument $1 (see --help)" ;;
   esac
 done
@@ -55,6 +56,18 @@ if [ ! -f "$plugin_jar" ]; then
   log "tsm plugin jar missing: building it (crates/tsm-jni/build.sh --skip-tests, takes long)"
   "$TSM_ROOT/crates/tsm-jni/build.sh" --skip-tests
   [ -f "$plugin_jar" ] || die "no plugin jar at $plugin_jar after the build"
+fi
+
+# A jar older than the Rust sources measures old code: say so (rebuild: TSM_BENCH_REBUILD_JAR=1).
+newer=$(find "$TSM_ROOT/crates" -path '*/target' -prune -o \( -name '*.rs' -o -name 'Cargo.toml' -o -name '*.java' \) \
+  -newer "$plugin_jar" -print 2>/dev/null | head -n 3 || true)
+if [ -n "$newer" ]; then
+  if [ "${TSM_BENCH_REBUILD_JAR:-0}" = 1 ]; then
+    log "plugin jar older than the sources: rebuilding (crates/tsm-jni/build.sh --skip-tests)"
+    "$TSM_ROOT/crates/tsm-jni/build.sh" --skip-tests
+  else
+    log "WARNING: $plugin_jar is older than the sources (e.g. ${newer%%$'\n'*}); tsm-jni numbers measure the old build. Set TSM_BENCH_REBUILD_JAR=1 to rebuild it first."
+  fi
 fi
 
 log "building bench/jvm (mvn package)"
