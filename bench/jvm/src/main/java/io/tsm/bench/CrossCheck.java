@@ -46,6 +46,13 @@ final class CrossCheck implements Callable<Integer> {
     @Option(names = "--work", defaultValue = "${env:TSM_BENCH_WORK:-/var/tmp/tsm-bench/jvm-work}")
     Path work;
 
+    /** Makes a plugin by name ("tsm", "java"); tests swap in fault-injecting wrappers. */
+    interface Factory {
+        RemoteStorageManager create(String plugin) throws ReflectiveOperationException;
+    }
+
+    Factory factory = Plugins::create;
+
     private final List<String> failures = new ArrayList<>();
     private int checks;
 
@@ -84,6 +91,11 @@ final class CrossCheck implements Callable<Integer> {
         return b.array();
     }
 
+    /** The mismatches found by the last {@link #call}. */
+    List<String> failures() {
+        return failures;
+    }
+
     private void check(boolean ok, String what) {
         checks++;
         if (!ok) {
@@ -94,8 +106,8 @@ final class CrossCheck implements Callable<Integer> {
     private void run(SegmentSet set, String mode, String writer, String reader, Optional<Path> txn) throws Exception {
         String label = set.name + " " + mode + " " + writer + "->" + reader + (txn.isPresent() ? "" : " (no txnindex)");
         Map<String, Object> config = Plugins.config(backend, mode, work);
-        RemoteStorageManager w = Plugins.create(writer);
-        RemoteStorageManager r = Plugins.create(reader);
+        RemoteStorageManager w = factory.create(writer);
+        RemoteStorageManager r = factory.create(reader);
         RemoteStorageManager w2 = null;
         RemoteLogSegmentMetadata meta = set.metadata(Uuid.randomUuid());
         try {
@@ -152,7 +164,7 @@ final class CrossCheck implements Callable<Integer> {
             // The reader deletes; a fresh writer instance finds nothing.
             r.deleteLogSegmentData(meta);
             r.deleteLogSegmentData(meta);
-            w2 = Plugins.create(writer);
+            w2 = factory.create(writer);
             w2.configure(config);
             try (InputStream in = w2.fetchLogSegment(meta, 0)) {
                 check(false, label + " fetch after the other plugin's delete still found the segment (read "
