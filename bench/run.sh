@@ -8,7 +8,7 @@
 #               scripts/services/minio.sh; this script never stops it)
 #   --size-mib  size of each generated segment's .log (default 1024 = 1 GiB)
 #   --quick     16 MiB segments, 20 random fetches, one run per case: a correctness
-#               smoke run (CI). Otherwise each case runs 3 times and the median is kept.
+#               smoke run (CI). Otherwise each case runs 3 times and the fastest is kept.
 #   --fresh     start a new results file (the old one is kept as <file>.prev)
 #
 # Steps: build tsm-bench (release) -> `tsm-bench gen` (reused when present) ->

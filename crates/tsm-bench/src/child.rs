@@ -83,6 +83,12 @@ fn wait4(pid: u32) -> Result<(std::process::ExitStatus, Usage)> {
     ))
 }
 
+/// `sync(2)`: writes every dirty page to disk (between cases, not measured).
+pub fn sync_filesystems() {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+}
+
 /// CPU seconds (user + sys, all threads) this process used so far.
 pub fn self_cpu_seconds() -> f64 {
     // SAFETY: as in `wait4`: a zeroed plain C struct and a valid out-pointer.

@@ -74,7 +74,8 @@ enum Cmd {
         /// Random 1 MiB fetches per fetch-1mib case.
         #[arg(long, default_value_t = 200)]
         fetches: u32,
-        /// Runs of each measured case (each in its own process); the median is recorded.
+        /// Runs of each measured case (each in its own process); the fastest is recorded
+        /// (peak RSS: the largest of all runs).
         #[arg(long, default_value_t = 3)]
         repeat: u32,
         /// Plugin property over every mode's, e.g.

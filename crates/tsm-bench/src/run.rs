@@ -34,8 +34,8 @@ pub struct RunOptions {
     pub sets: Vec<DataKind>,
     /// Random fetches of `fetch-1mib`.
     pub fetches: u32,
-    /// Runs of each measured case (each its own process); the median by wall time is
-    /// recorded, with every run's seconds in `extra.runs_seconds`.
+    /// Runs of each measured case (each its own process); the fastest is recorded (peak
+    /// RSS: the largest of all runs), with every run's seconds in `extra.runs_seconds`.
     pub repeat: u32,
     /// Plugin properties set over every mode's (`--set key=value`).
     pub overrides: Vec<(String, String)>,
@@ -132,6 +132,12 @@ pub fn run(o: &RunOptions, mut progress: impl FnMut(&str)) -> Result<()> {
             let mut got = Vec::new();
             let mut failed = None;
             for _ in 0..runs {
+                if matches!(s.op, Op::Put | Op::Copy) {
+                    // Start every write from clean page cache: without this, a case pays
+                    // for the previous case's dirty pages (the kernel throttles writers
+                    // and makes them flush), which made filesystem PUT/copy times bimodal.
+                    child::sync_filesystems();
+                }
                 match child::run_case(&json, &what) {
                     Ok((Some(mut rec), usage)) => {
                         rec.peak_rss_bytes = Some(usage.peak_rss_bytes);
@@ -157,9 +163,15 @@ pub fn run(o: &RunOptions, mut progress: impl FnMut(&str)) -> Result<()> {
             if got.is_empty() {
                 continue;
             }
+            // Noise on a shared VM only ever slows a run down (page-cache copies in the
+            // kernel varied 3x between identical runs), so the fastest run is recorded,
+            // the same statistic for limits and subjects; peak RSS is the largest of all
+            // runs (memory is not noise).
             let all: Vec<f64> = got.iter().map(|r| r.seconds).collect();
+            let max_rss = got.iter().filter_map(|r| r.peak_rss_bytes).max();
             got.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
-            let mut rec = got.swap_remove(got.len() / 2);
+            let mut rec = got.swap_remove(0);
+            rec.peak_rss_bytes = max_rss.or(rec.peak_rss_bytes);
             if all.len() > 1 {
                 rec.extra.insert("runs_seconds".into(), all.into());
             }
@@ -167,7 +179,7 @@ pub fn run(o: &RunOptions, mut progress: impl FnMut(&str)) -> Result<()> {
                 rec.append_to(&o.out)?;
             }
             progress(&format!(
-                "{what}: {:.1} MB/s, {:.2} s (median of {runs}), peak RSS {} MiB{}",
+                "{what}: {:.1} MB/s, {:.2} s (best of {runs}), peak RSS {} MiB{}",
                 rec.mb_per_s(),
                 rec.seconds,
                 rec.peak_rss_bytes.unwrap_or(0) >> 20,
