@@ -48,6 +48,7 @@ pub struct AsyncCacheBuilder<K, V> {
     weigher: Option<Weigher<K, V>>,
     registry: Option<MetricsRegistry>,
     on_remove: Option<RemovalHook<K, V>>,
+    lru: bool,
 }
 
 impl<K, V> AsyncCacheBuilder<K, V>
@@ -87,6 +88,15 @@ where
         self
     }
 
+    /// Plain LRU eviction instead of moka's default TinyLFU admission. TinyLFU refuses a
+    /// new entry that was seen less often than the one it would evict: right for manifests,
+    /// wrong for chunks, which are read once in order (prefetched chunks were refused when
+    /// the cache was full and downloaded again).
+    pub fn lru(mut self) -> Self {
+        self.lru = true;
+        self
+    }
+
     /// The cache.
     pub fn build(self) -> AsyncCache<K, V> {
         let registry = self.registry.unwrap_or_default();
@@ -104,6 +114,9 @@ where
         }
         if let Some(ttl) = self.ttl {
             b = b.time_to_live(ttl);
+        }
+        if self.lru {
+            b = b.eviction_policy(moka::policy::EvictionPolicy::lru());
         }
         let evictions = m.evictions.clone();
         let on_remove = self.on_remove.clone();
@@ -184,6 +197,7 @@ where
             weigher: None,
             registry: None,
             on_remove: None,
+            lru: false,
         }
     }
 

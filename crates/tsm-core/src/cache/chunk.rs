@@ -145,6 +145,7 @@ impl ChunkCache {
             .bound(bound)
             .ttl(ttl)
             .weigher(|_k: &ChunkKey, v: &Bytes| v.len() as u64)
+            .lru()
             .metrics(registry)
             .build();
         Self {
@@ -168,6 +169,7 @@ impl ChunkCache {
             .bound(bound)
             .ttl(ttl)
             .weigher(|_k: &ChunkKey, e: &DiskEntry| e.len())
+            .lru()
             .on_remove(|_k, e: DiskEntry| {
                 if let DiskEntry::File { file, .. } = e {
                     let _ = std::fs::remove_file(&file.path);

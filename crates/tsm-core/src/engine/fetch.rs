@@ -3,12 +3,13 @@
 //!
 //! The chunk span of the range is cut into groups of adjacent chunks, each one ranged GET
 //! issued only when the stream is polled past the previous group, so the first bytes arrive
-//! after the manifest read plus one GET round trip. Reads ramp up: the first GET is the
-//! first chunk alone, each next one may hold twice the stored bytes of the one before, up
+//! after the manifest read plus one GET round trip. Reads ramp up: the first two GETs are
+//! one chunk each, each next one may hold twice the stored bytes of the one before, up
 //! to [`EngineOptions::max_get_bytes`](super::EngineOptions::max_get_bytes) (and at most
 //! [`MAX_CHUNKS_PER_GET`] chunks). Stored chunks are cut out of the GET's byte stream as they
-//! arrive, restored (decrypt, decompress) in tsm-codec's ramped ordered pipeline (one chunk
-//! ahead of the consumer at first, doubling up to `max_in_flight`) and trimmed to the range.
+//! arrive, restored (decrypt, decompress) in tsm-codec's ramped ordered pipeline (no chunk
+//! ahead of the consumer for the first two, then doubling up to `max_in_flight`) and
+//! trimmed to the range.
 //! So the broker's pattern (open at a position, read ~1 MiB, close) downloads the chunk(s)
 //! holding that 1 MiB, not `max_get_bytes`. Dropping the stream drops the GET in progress
 //! and issues no further GET.
@@ -199,6 +200,7 @@ pub(crate) fn chunk_stream(
         end: chunks.end,
         max_bytes: inner.opts.max_get_bytes,
         cap: 0,
+        first_done: false,
     };
     let max_in_flight = inner.opts.max_in_flight;
     let stored = {
@@ -266,8 +268,8 @@ pub(super) struct Group {
     pub(super) range: ByteRange,
 }
 
-/// Cuts `next..end` into [`Group`]s lazily. The first group is one chunk; each next one may
-/// hold twice the stored bytes of the one before, up to `max_bytes`: a reader that stops
+/// Cuts `next..end` into [`Group`]s lazily. The first two groups are one chunk each; each
+/// next one may hold twice the stored bytes of the one before, up to `max_bytes`: a reader that stops
 /// early (the broker reads ~1 MiB and closes) has asked the store for one chunk, a reader
 /// that keeps going soon gets `max_bytes` GETs.
 struct Groups {
@@ -277,6 +279,8 @@ struct Groups {
     max_bytes: u64,
     /// Stored bytes the next group may hold beyond its first chunk's.
     cap: u64,
+    /// The first group was handed out.
+    first_done: bool,
 }
 
 impl Iterator for Groups {
@@ -310,7 +314,13 @@ impl Iterator for Groups {
             },
         };
         self.next = stop;
-        self.cap = bytes.saturating_mul(2).min(self.max_bytes);
+        // 1 chunk, 1 chunk, then doubling: a read crossing one chunk boundary asks for 2.
+        self.cap = if self.first_done {
+            bytes.saturating_mul(2).min(self.max_bytes)
+        } else {
+            0
+        };
+        self.first_done = true;
         Some(group)
     }
 }
