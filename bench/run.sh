@@ -5,7 +5,7 @@
 #
 #   --backend   filesystem (default; storage under $TSM_WORK/bench-rust) or s3 (MinIO on
 #               127.0.0.1:9900, installed and started idempotently by
-#               scripts/services/minio.sh; this script never stops it)
+#               scripts/services/minio.sh; stopped at the end if this run started it)
 #   --size-mib  size of each generated segment's .log (default 1024 = 1 GiB)
 #   --quick     16 MiB segments, 20 random fetches, one run per case: a correctness
 #               smoke run (CI). Otherwise each case runs 3 times and the fastest is kept.
@@ -58,6 +58,11 @@ bench="$CARGO_TARGET_DIR/release/tsm-bench"
 if [ "$backend" = s3 ]; then
   minio="$TSM_ROOT/scripts/services/minio.sh"
   bash "$minio" install
+  # Stop MinIO at the end only if this run started it (a server already running, e.g. for
+  # another test, is left alone).
+  if ! bash "$minio" status >/dev/null 2>&1; then
+    trap 'bash "$minio" stop' EXIT
+  fi
   bash "$minio" start
   eval "$(bash "$minio" env)"
 fi

@@ -17,7 +17,7 @@
 # it first). If a set is missing, a small stand-in is generated with BenchMain gen (N MiB,
 # default 16). FILE: $TSM_BENCH_OUT or /var/tmp/tsm-bench/results.jsonl. Scratch (RSA keys
 # generated at run time, filesystem storage root): $TSM_WORK/bench-jvm. s3 uses MinIO
-# (scripts/services/minio.sh start, left running; bucket tsm-bench-jvm). The tsm plugin jar:
+# (scripts/services/minio.sh; stopped at the end if this run started it; bucket tsm-bench-jvm). The tsm plugin jar:
 # $TSM_PLUGIN_JAR or crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar (built with
 # crates/tsm-jni/build.sh --skip-tests only if missing; a jar older than the Rust sources is
 # reported, and rebuilt first when TSM_BENCH_REBUILD_JAR=1).
@@ -94,8 +94,12 @@ for set in compressible incompressible; do
 done
 
 if [ "$backend" = s3 ]; then
-  "$TSM_ROOT/scripts/services/minio.sh" start
-  eval "$("$TSM_ROOT/scripts/services/minio.sh" env)"
+  # Stopped at the end only if this run started it (bench/run.sh starts it first).
+  if ! bash "$TSM_ROOT/scripts/services/minio.sh" status >/dev/null 2>&1; then
+    trap 'bash "$TSM_ROOT/scripts/services/minio.sh" stop' EXIT
+  fi
+  bash "$TSM_ROOT/scripts/services/minio.sh" start
+  eval "$(bash "$TSM_ROOT/scripts/services/minio.sh" env)"
   export TSM_BENCH_S3_BUCKET="${TSM_BENCH_S3_BUCKET:-tsm-bench-jvm}"
 fi
 
