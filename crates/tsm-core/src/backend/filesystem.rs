@@ -12,7 +12,7 @@
 //! Readers that opened the old file keep reading the old bytes.
 //!
 //! # Memory
-//! Uploads hold one body item at a time; fetches read through a 64 KiB buffer
+//! Uploads hold one body item at a time; fetches read through a 1 MiB buffer
 //! ([`READ_BUFFER_SIZE`]); listings go through a channel of 256 entries. No call holds an
 //! object in memory.
 //!
@@ -41,8 +41,10 @@ use super::{
 };
 use crate::config::{BackendKind, ConfigError, ConfigKeyDoc, StorageConfig};
 
-/// Read buffer of fetch streams (bytes): the largest item a fetch stream yields.
-pub const READ_BUFFER_SIZE: usize = 64 * 1024;
+/// Read buffer of fetch streams (bytes): the largest item a fetch stream yields. Each read
+/// is one trip through tokio's blocking pool: 64 KiB reads made a 4 MiB chunk 64 trips and
+/// capped a fetch stream at about 1 GB/s; 1 MiB reads reach about 4 GB/s (bench/).
+pub const READ_BUFFER_SIZE: usize = 1024 * 1024;
 
 /// Marker in the names of temporary upload files; keys containing it are rejected.
 const TEMP_MARKER: &str = ".tsm-tmp-";
