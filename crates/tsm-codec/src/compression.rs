@@ -1,5 +1,6 @@
 //! zstd compression of one chunk (format spec, "Compression": one independent frame per
-//! chunk, content size recorded in every frame, level 3 by default, no dictionary).
+//! chunk, content size recorded in every frame, level 3 by default, no dictionary). tsm
+//! also sets the frame content checksum, which decompression verifies when present.
 //!
 //! Input: one original chunk (write path) or one stored chunk plus the original length the
 //! chunk index promises (read path). Output: the zstd frame, or exactly the original bytes.
@@ -23,7 +24,7 @@ pub const DEFAULT_LEVEL: i32 = 3;
 pub const MAX_CHUNK_LEN: usize = i32::MAX as usize;
 
 thread_local! {
-    static COMPRESSOR: RefCell<Option<(i32, Compressor<'static>)>> = const { RefCell::new(None) };
+    static COMPRESSOR: RefCell<Option<(i32, bool, Compressor<'static>)>> = const { RefCell::new(None) };
     static DECOMPRESSOR: RefCell<Option<Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
@@ -51,6 +52,16 @@ pub fn validate_level(level: i32) -> Result<(), CodecError> {
 /// [`CodecError::InvalidLevel`] for an unsupported level; [`CodecError::Compress`] if zstd
 /// fails or (never expected) the frame lacks the content size.
 pub fn compress_chunk(chunk: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
+    compress_frame(chunk, level, true)
+}
+
+/// As [`compress_chunk`], with the content checksum only when `checksum` (the manifest's
+/// `transformedChunks` frame is written without one, as the format's test vector has it).
+pub(crate) fn compress_frame(
+    chunk: &[u8],
+    level: i32,
+    checksum: bool,
+) -> Result<Vec<u8>, CodecError> {
     validate_level(level)?;
     let err = |source| CodecError::Compress {
         len: chunk.len(),
@@ -59,12 +70,18 @@ pub fn compress_chunk(chunk: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
     let frame = COMPRESSOR.with(|cell| -> Result<Vec<u8>, CodecError> {
         let mut slot = cell.borrow_mut();
         let compressor = match &mut *slot {
-            Some((l, c)) if *l == level => c,
+            Some((l, sum, c)) if *l == level && *sum == checksum => c,
             _ => {
                 let mut c = Compressor::new(level).map_err(err)?;
                 c.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(true))
                     .map_err(err)?;
-                &mut slot.insert((level, c)).1
+                // The frame's content checksum (XXH64, 4 bytes): the decoder verifies it, so
+                // a flipped stored byte of a compressed, unencrypted chunk is an error rather
+                // than wrong data. Any zstd reader (zstd-jni too) accepts it; frames written
+                // without it (older tsm, the Java plugin) still decode.
+                c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(checksum))
+                    .map_err(err)?;
+                &mut slot.insert((level, checksum, c)).2
             }
         };
         compressor.compress(chunk).map_err(err)
@@ -217,9 +234,19 @@ mod tests {
         .expect("compress");
         let mid = corrupt.len() / 2;
         corrupt[mid] ^= 0xff;
-        // Without a checksum a flip may go unnoticed by zstd; it must never panic or return
-        // another length (integrity is the job of AES-GCM).
-        if let Ok(out) = decompress_chunk(&corrupt, 20_000) {
+        // The frame's checksum catches the flip.
+        assert!(decompress_chunk(&corrupt, 20_000).is_err());
+        // A frame written without a checksum (the Java plugin, older tsm) still decodes; a
+        // flip there may go unnoticed, but never panics or returns another length.
+        let plain: Vec<u8> = (0..5000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let mut c = Compressor::new(3).expect("compressor");
+        c.set_parameter(zstd_safe::CParameter::ContentSizeFlag(true))
+            .expect("param");
+        let mut no_sum = c.compress(&plain).expect("compress");
+        assert_eq!(decompress_chunk(&no_sum, 20_000).expect("old frame"), plain);
+        let mid = no_sum.len() / 2;
+        no_sum[mid] ^= 0xff;
+        if let Ok(out) = decompress_chunk(&no_sum, 20_000) {
             assert_eq!(out.len(), 20_000);
         }
         // The context still works after a failure.

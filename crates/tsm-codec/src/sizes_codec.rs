@@ -161,7 +161,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<u32>, CodecError> {
 /// # Errors
 /// As [`encode`] and [`compression::compress_chunk`].
 pub fn encode_manifest_string(sizes: &[u32], level: i32) -> Result<String, CodecError> {
-    let frame = compression::compress_chunk(&encode(sizes)?, level)?;
+    let frame = compression::compress_frame(&encode(sizes)?, level, false)?;
     Ok(STANDARD.encode(frame))
 }
 
