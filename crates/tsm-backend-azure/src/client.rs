@@ -335,7 +335,15 @@ impl AzureClient {
                 .map(move |item| match item {
                     Ok(b) => Ok(ObjectMeta {
                         key: b.name.unwrap_or_default(),
-                        size: b.properties.and_then(|p| p.content_length).unwrap_or(0),
+                        size: b
+                            .properties
+                            .as_ref()
+                            .and_then(|p| p.content_length)
+                            .unwrap_or(0),
+                        last_modified: b
+                            .properties
+                            .and_then(|p| p.last_modified)
+                            .map(std::time::SystemTime::from),
                     }),
                     Err(e) => Err(classify("ListBlobs", &container, &p, None, &e)),
                 })

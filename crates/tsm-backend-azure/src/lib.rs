@@ -129,6 +129,14 @@ impl StorageBackend for AzureBackend {
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         self.client.list(prefix)
     }
+
+    /// Block buffers of one upload: block size x blocks in flight (plus the block being
+    /// filled).
+    fn upload_buffer_bytes(&self) -> u64 {
+        let cfg = &self.client.cfg;
+        cfg.block_size
+            .saturating_mul(cfg.blocks_in_flight as u64 + 1)
+    }
 }
 
 #[cfg(test)]

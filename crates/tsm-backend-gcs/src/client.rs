@@ -59,6 +59,8 @@ pub(crate) struct GcsClient {
     max_attempts: u32,
     list_page_size: u32,
     delete_concurrency: usize,
+    /// `resumable.upload.chunk.size`: bytes buffered by one upload.
+    pub(crate) upload_chunk_bytes: u64,
 }
 
 impl std::fmt::Debug for GcsClient {
@@ -111,6 +113,7 @@ impl GcsClient {
             max_attempts: attempts,
             list_page_size: config.list_page_size.clamp(1, 1000),
             delete_concurrency: config.delete_concurrency.max(1),
+            upload_chunk_bytes: config.chunk_size,
         })
     }
 
@@ -389,6 +392,10 @@ impl GcsClient {
                 (Some(name), Some(size)) => items.push(ObjectMeta {
                     key: name.to_string(),
                     size,
+                    last_modified: item
+                        .get("updated")
+                        .and_then(|u| u.as_str())
+                        .and_then(parse_rfc3339),
                 }),
                 _ => {
                     return Err(self.error(
@@ -615,6 +622,13 @@ impl StreamingSource for StreamSource {
     }
 }
 
+/// An RFC 3339 timestamp (the JSON API's `updated`) as a `SystemTime`; `None` if malformed.
+fn parse_rfc3339(s: &str) -> Option<std::time::SystemTime> {
+    time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+        .ok()
+        .map(std::time::SystemTime::from)
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -639,5 +653,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn listing_times_parse_as_rfc3339() {
+        let t = super::parse_rfc3339("2026-12-01T10:00:00.123Z").expect("parses");
+        let secs = t
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after epoch")
+            .as_secs();
+        assert_eq!(secs, 1_796_119_200);
+        assert!(super::parse_rfc3339("yesterday").is_none());
     }
 }

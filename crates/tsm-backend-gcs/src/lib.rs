@@ -152,4 +152,10 @@ impl StorageBackend for GcsBackend {
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         self.client.list(prefix)
     }
+
+    /// The resumable upload buffer (`resumable.upload.chunk.size`) plus the chunk being
+    /// filled.
+    fn upload_buffer_bytes(&self) -> u64 {
+        self.client.upload_chunk_bytes.saturating_mul(2)
+    }
 }

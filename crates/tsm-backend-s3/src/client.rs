@@ -305,6 +305,9 @@ impl S3Client {
                             o.key().map(|k| ObjectMeta {
                                 key: k.to_string(),
                                 size: o.size().unwrap_or(0).max(0) as u64,
+                                last_modified: o
+                                    .last_modified()
+                                    .and_then(|t| std::time::SystemTime::try_from(*t).ok()),
                             })
                         })
                         .map(Ok)
@@ -322,6 +325,42 @@ impl S3Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+    use tsm_core::config::StorageConfig;
+
+    async fn client(extra: &[(&str, &str)]) -> Client {
+        let mut m: BTreeMap<String, String> = [
+            (config::BUCKET_NAME, "b"),
+            (config::REGION, "us-east-1"),
+            (config::ENDPOINT_URL, "http://127.0.0.1:1"),
+            (config::ACCESS_KEY_ID, "id"),
+            (config::SECRET_ACCESS_KEY, "secret"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        for (k, v) in extra {
+            m.insert(k.to_string(), v.to_string());
+        }
+        let cfg = S3Config::from_storage_config(&StorageConfig::new(m)).expect("config");
+        build_client(&cfg).await.expect("client")
+    }
+
+    /// Setting (or not setting) the call timeouts keeps the SDK's connect timeout: a store
+    /// that does not accept connections fails fast, not at the engine's deadline.
+    #[tokio::test]
+    async fn sdk_connect_timeout_is_kept() {
+        let sdk_default = Some(Duration::from_millis(3100));
+        let c = client(&[]).await;
+        let t = c.config().timeout_config().expect("timeouts");
+        assert_eq!(t.connect_timeout(), sdk_default);
+        assert_eq!(t.operation_timeout(), None);
+        let c = client(&[(config::API_CALL_TIMEOUT, "5000")]).await;
+        let t = c.config().timeout_config().expect("timeouts");
+        assert_eq!(t.connect_timeout(), sdk_default);
+        assert_eq!(t.operation_timeout(), Some(Duration::from_secs(5)));
+    }
 
     #[test]
     fn range_header() {

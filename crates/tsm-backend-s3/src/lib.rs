@@ -127,4 +127,11 @@ impl StorageBackend for S3Backend {
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         self.client.list(prefix)
     }
+
+    /// Part buffers of one multipart upload: `multipart.upload.part.size` x
+    /// `multipart.upload.parts.in.flight` (plus the part being filled).
+    fn upload_buffer_bytes(&self) -> u64 {
+        let cfg = &self.client.cfg;
+        cfg.part_size.saturating_mul(cfg.parts_in_flight as u64 + 1)
+    }
 }

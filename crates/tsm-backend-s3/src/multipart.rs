@@ -25,7 +25,7 @@ use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use tokio::task::JoinSet;
-use tsm_core::backend::{BackendError, ByteStream, ObjectKey};
+use tsm_core::backend::{BackendError, ByteStream, ObjectKey, compensation};
 
 use crate::client::S3Client;
 use crate::error::classify;
@@ -136,10 +136,17 @@ impl AbortGuard {
         self.upload_id = None;
     }
 
-    /// Aborts now and waits for the answer.
+    /// Aborts now and waits for the answer (at most [`ABORT_TIMEOUT`]). Stays armed until
+    /// the abort returned, so a caller dropped meanwhile still spawns it from `Drop`.
     async fn abort(&mut self) {
-        if let Some(id) = self.upload_id.take() {
-            abort_upload(&self.client, &self.key, &id).await;
+        if let Some(id) = self.upload_id.clone() {
+            let done =
+                tokio::time::timeout(ABORT_TIMEOUT, abort_upload(&self.client, &self.key, &id))
+                    .await;
+            if done.is_err() {
+                tracing::warn!(key = %self.key, upload_id = %id, "AbortMultipartUpload timed out");
+            }
+            self.upload_id = None;
         }
     }
 }
@@ -151,17 +158,23 @@ impl Drop for AbortGuard {
         };
         let client = self.client.clone();
         let key = self.key.clone();
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn(async move { abort_upload(&client, &key, &id).await });
-            }
-            Err(_) => tracing::warn!(
-                key = %key, bucket = %client.bucket, upload_id = %id,
+        let what = format!("AbortMultipartUpload of {key}");
+        let (k, b, i) = (key.clone(), client.bucket.clone(), id.clone());
+        // A compensation: counted, so the plugin's close waits for it instead of killing it
+        // with the runtime; bounded so a silent store cannot hold close up.
+        if !compensation::spawn(what, ABORT_TIMEOUT, async move {
+            abort_upload(&client, &key, &id).await
+        }) {
+            tracing::warn!(
+                key = %k, bucket = %b, upload_id = %i,
                 "multipart upload dropped outside a tokio runtime: not aborted"
-            ),
+            );
         }
     }
 }
+
+/// Longest wait for the AbortMultipartUpload of a dropped upload.
+const ABORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 async fn abort_upload(client: &S3Client, key: &ObjectKey, upload_id: &str) {
     let res = client

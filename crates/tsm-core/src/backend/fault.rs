@@ -226,6 +226,10 @@ impl StorageBackend for FaultInjectingBackend {
         }
     }
 
+    fn upload_buffer_bytes(&self) -> u64 {
+        self.inner.upload_buffer_bytes()
+    }
+
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         match self.begin(Op::List) {
             (_, Some(Fault::Stall(d))) => {

@@ -487,15 +487,22 @@ fn walk(
                     stack.push(key);
                 }
             } else if ft.is_file() && !name.contains(TEMP_MARKER) && key.starts_with(prefix) {
-                let size = match entry.metadata() {
-                    Ok(m) => m.len(),
+                let (size, last_modified) = match entry.metadata() {
+                    Ok(m) => (m.len(), m.modified().ok()),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                     Err(e) => {
                         let _ = tx.blocking_send(Err(io_error(prefix_key, "cannot stat", e)));
                         return;
                     }
                 };
-                if tx.blocking_send(Ok(ObjectMeta { key, size })).is_err() {
+                if tx
+                    .blocking_send(Ok(ObjectMeta {
+                        key,
+                        size,
+                        last_modified,
+                    }))
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -651,13 +658,13 @@ mod tests {
             assert!(got.is_empty(), "{p}: {got:?}");
         }
         let got: Vec<ObjectMeta> = b.list(&ObjectKey::plain("")).try_collect().await.unwrap();
-        assert_eq!(
-            got,
-            vec![ObjectMeta {
-                key: "in/a.log".into(),
-                size: 1
-            }]
-        );
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!((got[0].key.as_str(), got[0].size), ("in/a.log", 1));
+        let age = got[0]
+            .last_modified
+            .and_then(|t| t.elapsed().ok())
+            .expect("file mtime in the listing");
+        assert!(age.as_secs() < 600, "{age:?}");
     }
 
     #[tokio::test]

@@ -147,6 +147,7 @@ impl StorageBackend for MemoryBackend {
                 Ok(ObjectMeta {
                     key: k.clone(),
                     size: v.len() as u64,
+                    last_modified: None,
                 })
             })
             .collect();

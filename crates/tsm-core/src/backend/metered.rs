@@ -132,6 +132,10 @@ impl StorageBackend for MeteredBackend {
         result
     }
 
+    fn upload_buffer_bytes(&self) -> u64 {
+        self.inner.upload_buffer_bytes()
+    }
+
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         self.list.requests.inc();
         let errors = self.list.errors.clone();

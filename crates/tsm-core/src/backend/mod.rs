@@ -31,6 +31,10 @@ pub struct ObjectMeta {
     pub key: String,
     /// Stored size in bytes.
     pub size: u64,
+    /// When the object was last written, as the store reports it (S3 `LastModified`, GCS
+    /// `updated`, Azure `Last-Modified`, file mtime); `None` when the store did not say.
+    /// Used to tell an abandoned upload from one in flight (`tsm ls --orphans`, `tsm gc`).
+    pub last_modified: Option<std::time::SystemTime>,
 }
 
 /// An object store holding tsm's objects.
@@ -81,8 +85,17 @@ pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
     /// Lists the objects whose key starts with `prefix` (a raw key prefix, not a
     /// directory), lazily, page by page.
     fn list(&self, prefix: &ObjectKey) -> ListStream;
+
+    /// Bytes this backend buffers for one upload at most (multipart part size x parts in
+    /// flight, block size x blocks in flight, resumable chunk); 0 when it streams. The
+    /// engine reserves it from its memory budget for each copy
+    /// (`engine/lifecycle/budget.rs`).
+    fn upload_buffer_bytes(&self) -> u64 {
+        0
+    }
 }
 
+pub mod compensation;
 pub mod fault;
 pub mod filesystem;
 pub mod layers;

@@ -138,6 +138,10 @@ impl StorageBackend for RateLimitedBackend {
         self.inner.delete(keys).await
     }
 
+    fn upload_buffer_bytes(&self) -> u64 {
+        self.inner.upload_buffer_bytes()
+    }
+
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         self.inner.list(prefix)
     }

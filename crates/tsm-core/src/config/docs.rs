@@ -25,6 +25,7 @@ pub fn render_configuration_markdown(kinds: &[&BackendKind]) -> String {
     );
     out.push_str("## Core\n\n");
     table(&mut out, CONFIG_KEYS);
+    out.push_str(LIFECYCLE);
     for kind in kinds {
         let _ = write!(out, "\n## Backend `{}`\n\n", kind.name);
         let _ = write!(out, "Selected with `storage.backend.class={}`", kind.name);
@@ -44,6 +45,65 @@ pub fn render_configuration_markdown(kinds: &[&BackendKind]) -> String {
     }
     out
 }
+
+/// How long a call may take, how much memory all calls may hold, what is undone when a
+/// call dies (`engine/lifecycle`), for operators.
+const LIFECYCLE: &str = "
+## Deadlines, memory, clean-up
+
+**Every remote wait is bounded**, the same way for every backend (the engine wraps the \
+backend it is given): a GET must deliver its first byte within \
+`tsm.storage.get.first.byte.timeout.ms` and each next body item within \
+`tsm.storage.get.idle.timeout.ms` (counted only while the reader waits); an upload must keep \
+being taken by the store (`tsm.storage.get.idle.timeout.ms` without progress fails it) and \
+end within `tsm.storage.upload.timeout.ms`; a delete ends within \
+`tsm.storage.delete.timeout.ms`. A deadline hit is a retriable error \
+(`RetriableRemoteStorageException` on Kafka 4.1+, `RemoteStorageException` before) naming the \
+object, the byte range and the key that fired. The broker does not interrupt a remote read \
+that outlives `remote.fetch.max.wait.ms`, so these bounds are what frees a \
+`remote.log.reader.threads` thread from a silent store. On top, the Java plugin's \
+`fetch.*.cache.get.timeout.ms` bound a wait for one load through a cache, and \
+`storage.s3.api.call.timeout` / `storage.s3.api.call.attempt.timeout` the S3 SDK's own \
+calls (unset: the SDK's defaults, its 3.1 s connect timeout included).
+
+**One memory budget** per plugin instance, `tsm.memory.budget.bytes`: each call reserves its \
+working set before allocating it and gives it back when it ends (also on error, or when its \
+future or stream is dropped). With `C` = `chunk.size`, `S` = `C + C/128 + 1 KiB` (a stored \
+chunk at most), `F` = `tsm.max.in.flight` (default: cores), `P` = the backend's upload \
+buffers (S3: `multipart.upload.part.size x (parts.in.flight + 1)`; Azure: block size x \
+(blocks in flight + 1); GCS: 2 x resumable chunk size):
+
+| call | reserves |
+|---|---|
+| copy | `(F + 2) x (C + S) + 2 x largest index + P` |
+| fetch stream (until closed) | `(F + 2) x (C + S)`; plain segments `2 x S` |
+| fetchIndex | `2 x` the stored index size |
+
+Example: 4 MiB chunks, 2 cores, S3 defaults (25 MiB parts, 4 in flight): a copy reserves \
+about 33 + 125 = 158 MiB, a fetch of a compressed or encrypted segment 33 MiB; with the \
+default 256 MiB budget one copy and two fetches run at once and further calls wait. A \
+call that needs more than the whole budget takes all of it and runs alone. A call that \
+cannot get budget waits (copy: up to `tsm.storage.upload.timeout.ms`; fetch: up to \
+`tsm.storage.get.first.byte.timeout.ms`) and then fails with a retriable error. Not in the \
+budget: the caches (`fetch.chunk.cache.size`, `fetch.indexes.cache.size`, manifests: a few \
+KiB each) and the SDKs' socket buffers. Native memory is outside the JVM heap: leave \
+`budget + caches + about 64 MiB` of container memory above `-Xmx`.
+
+**Nothing left behind.** A copy that fails deletes its `.log` and `.indexes` before the error \
+returns; a copy whose call is abandoned (broker thread interrupted on shutdown or a \
+leadership change) deletes them in the background; a dropped S3 multipart upload is aborted \
+the same way. The manifest is written last, so a segment is either complete or has no \
+manifest. `close()` refuses new calls and waits up to `tsm.close.timeout.ms` for this \
+clean-up before the native runtime stops; a delete the broker issues on an interrupted \
+thread still runs to its end. If the store is down longer than the deadlines, objects \
+without a manifest can remain: `tsm ls --orphans` lists them, `tsm gc --older-than 1h` \
+removes them.
+
+**Integrity.** Encrypted chunks are authenticated (AES-GCM). Compressed chunks carry the zstd \
+frame checksum, verified on every read (frames written by the Java plugin or older tsm have \
+none and still read). Plain segments have no checksum in the format: the consumer's CRC32C \
+check of every record batch and `tsm verify` cover them.
+";
 
 fn table(out: &mut String, keys: &[ConfigKeyDoc]) {
     out.push_str("| Key | Default | Description |\n|---|---|---|\n");

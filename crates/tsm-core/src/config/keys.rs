@@ -72,6 +72,20 @@ pub const INDEXES_CACHE_RETENTION_MS: &str = "fetch.indexes.cache.retention.ms";
 pub const INDEXES_CACHE_GET_TIMEOUT_MS: &str = "fetch.indexes.cache.get.timeout.ms";
 /// `fetch.indexes.cache.thread.pool.size`
 pub const INDEXES_CACHE_THREAD_POOL_SIZE: &str = "fetch.indexes.cache.thread.pool.size";
+/// `tsm.storage.get.first.byte.timeout.ms` (tsm only)
+pub const STORAGE_GET_FIRST_BYTE_TIMEOUT_MS: &str = "tsm.storage.get.first.byte.timeout.ms";
+/// `tsm.storage.get.idle.timeout.ms` (tsm only)
+pub const STORAGE_GET_IDLE_TIMEOUT_MS: &str = "tsm.storage.get.idle.timeout.ms";
+/// `tsm.storage.upload.timeout.ms` (tsm only)
+pub const STORAGE_UPLOAD_TIMEOUT_MS: &str = "tsm.storage.upload.timeout.ms";
+/// `tsm.storage.delete.timeout.ms` (tsm only)
+pub const STORAGE_DELETE_TIMEOUT_MS: &str = "tsm.storage.delete.timeout.ms";
+/// `tsm.memory.budget.bytes` (tsm only)
+pub const MEMORY_BUDGET_BYTES: &str = "tsm.memory.budget.bytes";
+/// `tsm.max.in.flight` (tsm only)
+pub const MAX_IN_FLIGHT: &str = "tsm.max.in.flight";
+/// `tsm.close.timeout.ms` (tsm only)
+pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
 
 /// Prefix of the per-key-pair keys `encryption.key.pairs.<id>.public.key.file` and
 /// `encryption.key.pairs.<id>.private.key.file`.
@@ -290,6 +304,52 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         INDEXES_CACHE_THREAD_POOL_SIZE,
         "0",
         "Accepted for compatibility with the Java plugin. An integer from 0 to 1024.",
+    ),
+    key(
+        STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
+        "30000",
+        "tsm only. Longest wait (ms) from issuing a GET to its first body byte, for every \
+         backend; also bounds a fetch's wait for memory budget. Then the call fails with a \
+         retriable error naming the object, the byte range and this key. At least 1.",
+    ),
+    key(
+        STORAGE_GET_IDLE_TIMEOUT_MS,
+        "30000",
+        "tsm only. Longest gap (ms) between two body items of a GET while the reader waits, \
+         and longest time the store may go without taking an upload's next body bytes (or \
+         completing it after the last). At least 1.",
+    ),
+    key(
+        STORAGE_UPLOAD_TIMEOUT_MS,
+        "600000",
+        "tsm only. Longest upload (ms) of one object (`.log`, `.indexes`, manifest), whole \
+         call; also bounds a copy's wait for memory budget. At least 1.",
+    ),
+    key(
+        STORAGE_DELETE_TIMEOUT_MS,
+        "30000",
+        "tsm only. Longest (batched) delete call (ms), including the clean-up of a failed or \
+         cancelled copy. At least 1.",
+    ),
+    key(
+        MEMORY_BUDGET_BYTES,
+        "268435456",
+        "tsm only. Native memory (bytes) all calls of this plugin instance may hold at once: \
+         copy pipelines, fetch windows, the backend's part/block buffers (formula in \
+         docs/configuration.md). A call waits for budget instead of allocating past it. \
+         The caches are bounded separately. At least 1048576.",
+    ),
+    key(
+        MAX_IN_FLIGHT,
+        "",
+        "tsm only. Chunks transformed at once by one copy or fetch (compression, \
+         encryption). Unset: one per core. An integer from 1 to 256.",
+    ),
+    key(
+        CLOSE_TIMEOUT_MS,
+        "30000",
+        "tsm only. How long (ms) `close()` waits for clean-up in flight (deletes of \
+         cancelled copies, multipart aborts) before the native runtime stops. At least 1.",
     ),
 ];
 

@@ -16,6 +16,6 @@ pub use docs::render_configuration_markdown;
 pub use keys::CONFIG_KEYS;
 pub use rsm::{
     ChunkCacheConfig, ChunkCacheKind, CustomMetadataField, EncryptionConfig, IndexesCacheConfig,
-    KeyPairConfig, ManifestCacheConfig, RsmConfig,
+    KeyPairConfig, LifecycleConfig, ManifestCacheConfig, RsmConfig,
 };
 pub use storage::{BackendKind, BuildFuture, ConfigError, ConfigKeyDoc, StorageConfig};

@@ -153,6 +153,29 @@ pub struct RsmConfig {
     pub indexes_cache: IndexesCacheConfig,
     /// `broker.id`, when the broker passed it.
     pub broker_id: Option<i64>,
+    /// The `tsm.storage.*.timeout.ms`, `tsm.memory.budget.bytes`, `tsm.max.in.flight` and
+    /// `tsm.close.timeout.ms` keys.
+    pub lifecycle: LifecycleConfig,
+}
+
+/// The lifecycle keys (deadlines, memory budget, close); see `engine/lifecycle`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct LifecycleConfig {
+    /// `tsm.storage.get.first.byte.timeout.ms`, default 30 s.
+    pub get_first_byte_timeout: Duration,
+    /// `tsm.storage.get.idle.timeout.ms`, default 30 s.
+    pub get_idle_timeout: Duration,
+    /// `tsm.storage.upload.timeout.ms`, default 10 min.
+    pub upload_timeout: Duration,
+    /// `tsm.storage.delete.timeout.ms`, default 30 s.
+    pub delete_timeout: Duration,
+    /// `tsm.memory.budget.bytes`, default 256 MiB.
+    pub memory_budget_bytes: u64,
+    /// `tsm.max.in.flight`; `None`: one per core.
+    pub max_in_flight: Option<usize>,
+    /// `tsm.close.timeout.ms`, default 30 s.
+    pub close_timeout: Duration,
 }
 
 /// Typed reads of the raw map; errors name the key. Values are trimmed (as Kafka's
@@ -369,6 +392,18 @@ impl RsmConfig {
             thread_pool_size: p.pool_size(INDEXES_CACHE_THREAD_POOL_SIZE)?,
         };
 
+        let lifecycle = LifecycleConfig {
+            get_first_byte_timeout: p.millis(STORAGE_GET_FIRST_BYTE_TIMEOUT_MS, 30_000)?,
+            get_idle_timeout: p.millis(STORAGE_GET_IDLE_TIMEOUT_MS, 30_000)?,
+            upload_timeout: p.millis(STORAGE_UPLOAD_TIMEOUT_MS, 600_000)?,
+            delete_timeout: p.millis(STORAGE_DELETE_TIMEOUT_MS, 30_000)?,
+            memory_budget_bytes: p
+                .int(MEMORY_BUDGET_BYTES, 1 << 20, i64::MAX)?
+                .map_or(256 << 20, |v| v as u64),
+            max_in_flight: p.int(MAX_IN_FLIGHT, 1, 256)?.map(|v| v as usize),
+            close_timeout: p.millis(CLOSE_TIMEOUT_MS, 30_000)?,
+        };
+
         let mut storage_values = BTreeMap::new();
         for (k, v) in &props {
             if let Some(rest) = k.strip_prefix(STORAGE_PREFIX) {
@@ -409,6 +444,7 @@ impl RsmConfig {
             manifest_cache,
             indexes_cache,
             broker_id,
+            lifecycle,
         })
     }
 }

@@ -21,7 +21,7 @@ use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ordered_transform};
 
 use super::fetch::{Group, fetch_group, read_error};
-use super::timeout::bounded;
+use super::lifecycle::deadline::bounded;
 use super::{Inner, SegmentStream};
 use crate::RsmError;
 use crate::backend::{ByteRange, ObjectKey};

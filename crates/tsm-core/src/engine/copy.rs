@@ -6,11 +6,13 @@
 //! in parallel on the blocking pool, and the stored chunks go straight into the backend's
 //! upload stream; chunk sizes are recorded (4 bytes per chunk) for the manifest. Indexes are
 //! read, encrypted and uploaded one at a time. The manifest goes last. Any failure deletes
-//! the three keys (best effort) and returns the first error.
+//! the three keys and returns the first error; a copy whose future is dropped deletes them
+//! through its guard (`engine/lifecycle/cleanup.rs`).
 //!
 //! Peak memory: `max_in_flight x (chunk + stored chunk)` in the pipeline + one chunk being
 //! read + the largest index (twice when encrypted) + what the backend buffers for its
-//! multipart upload; independent of the segment size.
+//! multipart upload; independent of the segment size. Reserved from the engine's memory
+//! budget before the first byte is read (`engine/lifecycle/budget.rs`).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -21,8 +23,10 @@ use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ChunkIndexBuilder, chunking, ordered_transform};
 
+use super::lifecycle::{CopyGuard, budget};
 use super::{Inner, segment_name};
 use crate::backend::{BackendError, ObjectKey};
+use crate::config::keys as config_keys;
 use crate::custom_metadata::{CustomMetadata, encoded_len_upper_bound};
 use crate::engine::options::CompressionMode;
 use crate::keys::SegmentKeys;
@@ -90,6 +94,7 @@ pub(super) async fn copy(
 
     let log_size = file_len(&data.log_segment).await?;
     let mut index_total = data.leader_epoch_index.len() as u64;
+    let mut largest_index = index_total;
     for p in [
         &data.offset_index,
         &data.time_index,
@@ -98,9 +103,28 @@ pub(super) async fn copy(
     .into_iter()
     .chain(data.transaction_index.as_ref())
     {
-        index_total += file_len(p).await?;
+        let len = file_len(p).await?;
+        index_total += len;
+        largest_index = largest_index.max(len);
     }
     check_custom_metadata_early(inner, metadata, &keys, log_size, index_total)?;
+
+    // The working set comes out of the engine's budget before anything is allocated.
+    let _memory = inner
+        .lifecycle
+        .budget
+        .reserve(
+            budget::copy_bytes(
+                u64::from(opts.chunk_size),
+                opts.max_in_flight,
+                largest_index,
+                inner.backend.upload_buffer_bytes(),
+            ),
+            inner.lifecycle.deadlines.upload,
+            config_keys::STORAGE_UPLOAD_TIMEOUT_MS,
+            || format!("copy of {}", segment_name(metadata)),
+        )
+        .await?;
 
     let compress = match opts.compression {
         CompressionMode::Off => false,
@@ -128,6 +152,12 @@ pub(super) async fn copy(
         "copying segment"
     );
 
+    // From here on, whatever is written is deleted unless the copy commits.
+    let guard = CopyGuard::new(
+        inner.backend.clone(),
+        keys.clone(),
+        inner.lifecycle.deadlines.delete,
+    );
     match upload_all(
         inner, metadata, data, &keys, transform, encryption, log_size,
     )
@@ -142,22 +172,24 @@ pub(super) async fn copy(
                 &keys.main_path,
             );
             if custom.is_empty() {
+                guard.disarm();
                 return Ok(None);
             }
             let bytes = custom.encode();
             if bytes.len() > opts.custom_metadata_max_bytes {
-                cleanup(inner, &keys).await;
+                guard.undo().await;
                 return Err(too_big(
                     metadata,
                     bytes.len(),
                     opts.custom_metadata_max_bytes,
                 ));
             }
+            guard.disarm();
             Ok(Some(bytes))
         }
         Err(e) => {
             tracing::warn!(error = %e, key = %keys.manifest, "copy failed; deleting what was written");
-            cleanup(inner, &keys).await;
+            guard.undo().await;
             Err(e)
         }
     }
@@ -224,12 +256,6 @@ async fn heuristic(path: &Path, size: u64) -> Result<bool, RsmError> {
     .map_err(err)?;
     tracing::debug!(compress = decision.compress, reason = %decision.reason, "compression heuristic");
     Ok(decision.compress)
-}
-
-async fn cleanup(inner: &Inner, keys: &SegmentKeys) {
-    if let Err(e) = inner.backend.delete(&keys.all()).await {
-        tracing::warn!(error = %e, key = %keys.manifest, "cleanup after a failed copy failed");
-    }
 }
 
 /// Uploads the three objects; returns the bytes stored in total.

@@ -14,7 +14,10 @@
 //! holding that 1 MiB, not `max_get_bytes`. Dropping the stream drops the GET in progress
 //! and issues no further GET.
 //!
-//! Memory: one partially received chunk + `max_in_flight x (stored + original chunk)`.
+//! Memory: one partially received chunk + `max_in_flight x (stored + original chunk)`,
+//! reserved from the engine's budget when the stream is opened and returned when it is
+//! dropped (`engine/lifecycle/budget.rs`). Every GET is bounded by the engine's deadlines
+//! (`engine/lifecycle/deadline.rs`): a silent store ends the stream with a retriable error.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -24,7 +27,8 @@ use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ordered_transform_ramped};
 
-use super::timeout::bounded;
+use super::lifecycle::budget;
+use super::lifecycle::deadline::bounded;
 use super::{Inner, SegmentStream, segment_name};
 use crate::backend::{BackendError, ByteRange, ByteStream, ObjectKey};
 use crate::config::keys as config_keys;
@@ -158,10 +162,25 @@ pub(super) async fn fetch(
             detail: format!("chunk index has no chunks for bytes {start}-{last} of {size}"),
         })?;
     tracing::debug!(start, last, chunks = ?chunks, key = %keys.log, "fetching chunks");
+    // The stream's working set, held until the stream is dropped.
+    let memory = inner
+        .lifecycle
+        .budget
+        .reserve(
+            budget::fetch_bytes(
+                u64::from(index.original_chunk_size()),
+                inner.opts.max_in_flight,
+                !segment.transform.is_identity(),
+            ),
+            inner.lifecycle.deadlines.first_byte,
+            config_keys::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
+            || format!("fetch of {}", segment_name(metadata)),
+        )
+        .await?;
     let index = Arc::new(index);
     let transform = segment.transform.clone();
-    if let Some(cache) = &inner.chunks {
-        return Ok(super::cached::cached_stream(
+    let stream = if let Some(cache) = &inner.chunks {
+        super::cached::cached_stream(
             inner.clone(),
             cache.clone(),
             keys.log,
@@ -171,17 +190,23 @@ pub(super) async fn fetch(
             start,
             last,
             end.is_some(),
-        ));
-    }
-    Ok(chunk_stream(
-        inner.clone(),
-        keys.log,
-        index,
-        transform,
-        chunks,
-        start,
-        last,
-    ))
+        )
+    } else {
+        chunk_stream(
+            inner.clone(),
+            keys.log,
+            index,
+            transform,
+            chunks,
+            start,
+            last,
+        )
+    };
+    Ok(stream
+        .inspect(move |_| {
+            let _held = &memory;
+        })
+        .boxed())
 }
 
 /// The lazy stream of original bytes `start..=last` (see the module docs).

@@ -2,14 +2,15 @@
 //!
 //! The manifest's `segmentIndexes` entry gives the stored position and size; one ranged GET
 //! reads exactly those bytes, which are decrypted when the segment is encrypted. An empty
-//! index (size 0) needs no GET. Memory: the index's stored bytes and its plaintext.
+//! index (size 0) needs no GET. Memory: the index's stored bytes and its plaintext,
+//! reserved from the engine's budget (`engine/lifecycle/budget.rs`).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 
 use super::fetch::{collect, load_segment};
-use super::timeout::bounded;
+use super::lifecycle::deadline::bounded;
 use super::{Inner, segment_name};
 use crate::backend::{BackendError, ByteRange};
 use crate::config::keys as config_keys;
@@ -54,6 +55,16 @@ async fn read_index(
         return Ok(Bytes::new());
     }
     let key = &keys.indexes;
+    let _memory = inner
+        .lifecycle
+        .budget
+        .reserve(
+            entry.size.saturating_mul(2),
+            inner.lifecycle.deadlines.first_byte,
+            config_keys::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
+            || format!("{} index of {}", index.java_name(), segment_name(metadata)),
+        )
+        .await?;
     let range = ByteRange {
         start: entry.position,
         end: entry.position.saturating_add(entry.size - 1),

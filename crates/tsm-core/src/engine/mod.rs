@@ -16,11 +16,18 @@
 //! Reads and delete honour `object_prefix` / `object_key` from the segment's KIP-917 custom
 //! metadata ([`crate::keys::SegmentKeys::for_read`]).
 //!
+//! # Lifecycle: deadlines, memory, clean-up
+//! Every call runs inside [`lifecycle`]: each store call is bounded by the deadlines (the
+//! engine wraps its backend in [`lifecycle::DeadlineBackend`]), each call reserves its
+//! working set from one memory budget first ([`lifecycle::budget`]), and a failed or
+//! dropped copy deletes what it wrote ([`lifecycle::cleanup`]).
+//!
 //! # Concurrency
 //! [`RemoteStorageManager`] is `Send + Sync`; share it in an `Arc`. Every call owns its
 //! state; [`RemoteStorageManager::close`] flips a flag so new calls fail with
 //! [`RsmError::Closed`] while calls and streams in flight keep the shared state alive
-//! (`Arc`) and finish normally.
+//! (`Arc`) and finish within their deadlines; [`RemoteStorageManager::shutdown`] also
+//! waits (bounded) for clean-up in flight.
 //!
 //! # Metrics and tracing
 //! `copy.*`, `fetch.*` (time to open the stream: manifest and range checks),
@@ -34,9 +41,9 @@ mod copy;
 mod delete;
 mod fetch;
 mod index;
+pub mod lifecycle;
 mod options;
 mod stats;
-mod timeout;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -82,6 +89,8 @@ pub(crate) struct Inner {
     pub(crate) indexes: AsyncCache<(String, IndexType), Bytes>,
     /// Restored chunks (`fetch.chunk.cache.*`), when configured.
     pub(crate) chunks: Option<ChunkCache>,
+    /// Deadlines, memory budget, close bound (`lifecycle`).
+    pub(crate) lifecycle: lifecycle::Lifecycle,
     closed: AtomicBool,
 }
 
@@ -198,8 +207,17 @@ impl RemoteStorageManager {
             .weigher(|_k: &(String, IndexType), v: &Bytes| v.len() as u64)
             .metrics(&registry)
             .build();
+        // Every store call the engine makes is bounded here, whatever the backend.
+        let backend: Arc<dyn StorageBackend> =
+            Arc::new(lifecycle::DeadlineBackend::new(backend, opts.deadlines));
+        let lifecycle = lifecycle::Lifecycle {
+            deadlines: opts.deadlines,
+            budget: lifecycle::MemoryBudget::new(opts.memory_budget_bytes),
+            close_timeout: opts.close_timeout,
+        };
         Self {
             inner: Arc::new(Inner {
+                lifecycle,
                 backend,
                 opts,
                 stats: Stats::new(&registry),
@@ -309,9 +327,40 @@ impl RemoteStorageManager {
     }
 
     /// `close`: new calls fail with [`RsmError::Closed`]; calls and streams in flight
-    /// finish or fail on their own. Idempotent.
+    /// finish or fail on their own (each bounded by its deadlines). Idempotent.
     pub fn close(&self) {
         self.inner.closed.store(true, Ordering::Release);
+    }
+
+    /// [`close`](Self::close), then waits at most `timeout` for clean-up in flight
+    /// (deletes of cancelled copies, multipart aborts: `crate::backend::compensation`);
+    /// returns true when none is left. Call before stopping the runtime the engine runs on.
+    pub async fn shutdown(&self, timeout: std::time::Duration) -> bool {
+        self.close();
+        let idle = crate::backend::compensation::wait_idle(timeout).await;
+        if !idle {
+            tracing::warn!(
+                pending = crate::backend::compensation::pending(),
+                timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                "clean-up still running at close; `tsm ls --orphans` shows anything left"
+            );
+        }
+        idle
+    }
+
+    /// `tsm.close.timeout.ms`: the bound [`shutdown`](Self::shutdown) is given by the plugin.
+    pub fn close_timeout(&self) -> std::time::Duration {
+        self.inner.lifecycle.close_timeout
+    }
+
+    /// Bytes of the memory budget (`tsm.memory.budget.bytes`) held by calls in flight.
+    pub fn memory_in_use(&self) -> u64 {
+        self.inner.lifecycle.budget.in_use()
+    }
+
+    /// The memory budget, bytes.
+    pub fn memory_budget(&self) -> u64 {
+        self.inner.lifecycle.budget.total()
     }
 
     /// True once [`RemoteStorageManager::close`] was called.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tsm_crypto::KeyRing;
 
+use super::lifecycle::Deadlines;
 use crate::RsmError;
 use crate::config::{CustomMetadataField, RsmConfig};
 use crate::custom_metadata::CUSTOM_METADATA_MAX_BYTES;
@@ -71,6 +72,12 @@ pub struct EngineOptions {
     /// Longest wait for one chunk (its coalesced GET and prefetch) through the chunk cache
     /// (`fetch.chunk.cache.get.timeout.ms`, default 10 s; only with a chunk cache).
     pub chunk_get_timeout: Duration,
+    /// Bounds of every store call (`tsm.storage.*.timeout.ms`; see `engine/lifecycle`).
+    pub deadlines: Deadlines,
+    /// `tsm.memory.budget.bytes`: what all calls of this engine may hold at once.
+    pub memory_budget_bytes: u64,
+    /// `tsm.close.timeout.ms`: how long shutdown waits for clean-up in flight.
+    pub close_timeout: Duration,
 }
 
 /// Default of the three `fetch.*.cache.get.timeout.ms` keys (the Java plugin's default).
@@ -89,6 +96,8 @@ impl std::fmt::Debug for EngineOptions {
             .field("custom_metadata_fields", &self.custom_metadata_fields)
             .field("max_in_flight", &self.max_in_flight)
             .field("max_get_bytes", &self.max_get_bytes)
+            .field("deadlines", &self.deadlines)
+            .field("memory_budget_bytes", &self.memory_budget_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -119,6 +128,9 @@ impl EngineOptions {
             manifest_get_timeout: DEFAULT_GET_TIMEOUT,
             indexes_get_timeout: DEFAULT_GET_TIMEOUT,
             chunk_get_timeout: DEFAULT_GET_TIMEOUT,
+            deadlines: Deadlines::default(),
+            memory_budget_bytes: super::lifecycle::budget::DEFAULT_MEMORY_BUDGET,
+            close_timeout: super::lifecycle::DEFAULT_CLOSE_TIMEOUT,
         }
     }
 
@@ -159,6 +171,18 @@ impl EngineOptions {
             manifest_get_timeout: cfg.manifest_cache.get_timeout,
             indexes_get_timeout: cfg.indexes_cache.get_timeout,
             chunk_get_timeout: cfg.chunk_cache.get_timeout,
+            deadlines: Deadlines {
+                first_byte: cfg.lifecycle.get_first_byte_timeout,
+                idle: cfg.lifecycle.get_idle_timeout,
+                upload: cfg.lifecycle.upload_timeout,
+                delete: cfg.lifecycle.delete_timeout,
+            },
+            memory_budget_bytes: cfg.lifecycle.memory_budget_bytes,
+            close_timeout: cfg.lifecycle.close_timeout,
+            max_in_flight: cfg
+                .lifecycle
+                .max_in_flight
+                .unwrap_or_else(tsm_codec::pipeline::default_max_in_flight),
             ..Self::new(cfg.chunk_size)
         })
     }

@@ -1,0 +1,545 @@
+//! Deadlines on every remote wait: [`Deadlines`] (the `tsm.storage.*.timeout.ms` keys) and
+//! [`DeadlineBackend`], the wrapper the engine puts around whatever backend it is given, so
+//! every backend gets the same bounds at the one place the engine calls a store.
+//!
+//! - `fetch`: the call plus its first body item within `first_byte`; each later item
+//!   within `idle`, counted only while the reader is waiting (a consumer that pauses
+//!   between polls is not a stalled store).
+//! - `upload`: the whole call within `upload`; and the store must keep pulling the body:
+//!   more than `idle` since the last body item was handed over while the store is not
+//!   asking for the next one (it is stuck sending), or since the body ended (completing
+//!   the upload), fails the call. Time the store spends waiting on the body (our
+//!   compression, the rate limit) does not count.
+//! - `delete`: the whole call within `delete`.
+//! - `list`: each page item within `idle`.
+//!
+//! A deadline hit is [`BackendError::Transient`] (a retriable error for the broker) naming
+//! the object, the byte range and the key of the deadline that fired. The timed-out future
+//! is dropped, which drops the SDK request; the upload's own guard aborts its multipart
+//! upload, the engine's copy guard deletes what the copy wrote ([`super::cleanup`]).
+//!
+//! The cache-load bounds `fetch.*.cache.get.timeout.ms` (the Java plugin's keys) keep their
+//! meaning on top: how long a caller waits for a load through a cache ([`bounded`]).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use async_trait::async_trait;
+use futures::Stream;
+use tokio::time::Sleep;
+
+use crate::RsmError;
+use crate::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, StorageBackend};
+use crate::config::keys::{
+    STORAGE_DELETE_TIMEOUT_MS, STORAGE_GET_FIRST_BYTE_TIMEOUT_MS, STORAGE_GET_IDLE_TIMEOUT_MS,
+    STORAGE_UPLOAD_TIMEOUT_MS,
+};
+
+/// The bounds of store calls (see the module docs). Defaults: 30 s each, upload 10 min.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deadlines {
+    /// `tsm.storage.get.first.byte.timeout.ms`: GET issued -> first body byte.
+    pub first_byte: Duration,
+    /// `tsm.storage.get.idle.timeout.ms`: longest gap between GET body items, and the
+    /// longest the store may go without pulling an upload's body.
+    pub idle: Duration,
+    /// `tsm.storage.upload.timeout.ms`: one whole object upload.
+    pub upload: Duration,
+    /// `tsm.storage.delete.timeout.ms`: one (batched) delete.
+    pub delete: Duration,
+}
+
+/// Default `first_byte`, `idle` and `delete` bound.
+pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default whole-upload bound: a 1 GiB segment at under 2 MB/s still fits.
+pub const DEFAULT_UPLOAD_TIMEOUT: Duration = Duration::from_secs(600);
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Self {
+            first_byte: DEFAULT_STORE_TIMEOUT,
+            idle: DEFAULT_STORE_TIMEOUT,
+            upload: DEFAULT_UPLOAD_TIMEOUT,
+            delete: DEFAULT_STORE_TIMEOUT,
+        }
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The transient error of a deadline hit.
+fn expired(key: &ObjectKey, what: String, limit: Duration, config_key: &str) -> BackendError {
+    BackendError::Transient {
+        key: key.clone(),
+        detail: format!(
+            "deadline: {what} took longer than {} ms ({config_key}); the request was abandoned",
+            ms(limit)
+        ),
+        source: None,
+    }
+}
+
+fn range_text(range: Option<ByteRange>) -> String {
+    range.map_or_else(|| "the whole object".to_string(), |r| format!("bytes {r}"))
+}
+
+/// `fut`, or [`RsmError::Timeout`] naming `what()` and `key` once `limit` has passed: the
+/// wait for one load through a cache (`fetch.*.cache.get.timeout.ms`). The timed-out load
+/// is dropped; a caller waiting on the same single-flight load then runs its own
+/// (crate::cache::AsyncCache), and nothing half-loaded is cached.
+pub(crate) async fn bounded<T>(
+    limit: Duration,
+    key: &'static str,
+    what: impl FnOnce() -> String,
+    fut: impl Future<Output = Result<T, RsmError>>,
+) -> Result<T, RsmError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r,
+        Err(_) => Err(RsmError::Timeout {
+            what: what(),
+            after_ms: ms(limit),
+            key,
+        }),
+    }
+}
+
+/// A [`StorageBackend`] whose every call is bounded by [`Deadlines`].
+pub struct DeadlineBackend {
+    inner: Arc<dyn StorageBackend>,
+    deadlines: Deadlines,
+}
+
+impl DeadlineBackend {
+    /// Bounds `inner`'s calls by `deadlines`.
+    pub fn new(inner: Arc<dyn StorageBackend>, deadlines: Deadlines) -> Self {
+        Self { inner, deadlines }
+    }
+}
+
+impl fmt::Debug for DeadlineBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeadlineBackend")
+            .field("inner", &self.inner)
+            .field("deadlines", &self.deadlines)
+            .finish()
+    }
+}
+
+impl fmt::Display for DeadlineBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.inner, f)
+    }
+}
+
+#[async_trait]
+impl StorageBackend for DeadlineBackend {
+    async fn upload(
+        &self,
+        key: &ObjectKey,
+        body: ByteStream,
+        size: Option<u64>,
+    ) -> Result<u64, BackendError> {
+        let progress = Arc::new(Mutex::new(Progress::new()));
+        let body: ByteStream = Box::pin(WatchedBody {
+            inner: body,
+            progress: progress.clone(),
+        });
+        let idle = self.deadlines.idle;
+        let upload = self.inner.upload(key, body, size);
+        let watchdog = async {
+            loop {
+                tokio::time::sleep(idle / 4 + Duration::from_millis(1)).await;
+                let stalled = progress
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .stalled_for(idle);
+                if let Some(what) = stalled {
+                    return what;
+                }
+            }
+        };
+        let call = async {
+            tokio::select! {
+                r = upload => r,
+                what = watchdog => Err(expired(key, format!("upload ({what})"), idle, STORAGE_GET_IDLE_TIMEOUT_MS)),
+            }
+        };
+        match tokio::time::timeout(self.deadlines.upload, call).await {
+            Ok(r) => r,
+            Err(_) => Err(expired(
+                key,
+                "the whole upload".to_string(),
+                self.deadlines.upload,
+                STORAGE_UPLOAD_TIMEOUT_MS,
+            )),
+        }
+    }
+
+    async fn fetch(
+        &self,
+        key: &ObjectKey,
+        range: Option<ByteRange>,
+    ) -> Result<ByteStream, BackendError> {
+        let first_byte = self.deadlines.first_byte;
+        let started = tokio::time::Instant::now();
+        let body = match tokio::time::timeout(first_byte, self.inner.fetch(key, range)).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(expired(
+                    key,
+                    format!("GET of {} (no response)", range_text(range)),
+                    first_byte,
+                    STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
+                ));
+            }
+        };
+        Ok(Box::pin(Bounded {
+            inner: body,
+            key: key.clone(),
+            what: range_text(range),
+            first: Some(started + first_byte),
+            first_byte,
+            idle: self.deadlines.idle,
+            timer: None,
+            received: 0,
+            done: false,
+        }))
+    }
+
+    async fn delete(&self, keys: &[ObjectKey]) -> Result<(), BackendError> {
+        match tokio::time::timeout(self.deadlines.delete, self.inner.delete(keys)).await {
+            Ok(r) => r,
+            Err(_) => {
+                let key = keys
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| ObjectKey::plain(""));
+                Err(expired(
+                    &key,
+                    format!("delete of {} object(s)", keys.len()),
+                    self.deadlines.delete,
+                    STORAGE_DELETE_TIMEOUT_MS,
+                ))
+            }
+        }
+    }
+
+    fn list(&self, prefix: &ObjectKey) -> ListStream {
+        Box::pin(Bounded {
+            inner: self.inner.list(prefix),
+            key: prefix.clone(),
+            what: "listing".to_string(),
+            first: None,
+            first_byte: self.deadlines.idle,
+            idle: self.deadlines.idle,
+            timer: None,
+            received: 0,
+            done: false,
+        })
+    }
+
+    fn upload_buffer_bytes(&self) -> u64 {
+        self.inner.upload_buffer_bytes()
+    }
+}
+
+/// How far the store got in pulling an upload's body.
+struct Progress {
+    /// When the last item was handed over (or the upload started).
+    last_item: Instant,
+    /// The store is waiting for the next item (our side is slow, not the store).
+    in_poll: bool,
+    /// When the body ended, if it has.
+    ended: Option<Instant>,
+    items: u64,
+}
+
+impl Progress {
+    fn new() -> Self {
+        Self {
+            last_item: Instant::now(),
+            in_poll: false,
+            ended: None,
+            items: 0,
+        }
+    }
+
+    /// What the store is stuck on, when it has been stuck for `idle`.
+    fn stalled_for(&self, idle: Duration) -> Option<String> {
+        if let Some(end) = self.ended {
+            return (end.elapsed() > idle)
+                .then(|| format!("completing after all {} body items were sent", self.items));
+        }
+        (!self.in_poll && self.last_item.elapsed() > idle).then(|| {
+            format!(
+                "the store stopped taking body bytes after {} items",
+                self.items
+            )
+        })
+    }
+}
+
+/// An upload body that records the store's pulls into [`Progress`].
+struct WatchedBody {
+    inner: ByteStream,
+    progress: Arc<Mutex<Progress>>,
+}
+
+impl Stream for WatchedBody {
+    type Item = Result<bytes::Bytes, BackendError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let r = self.inner.as_mut().poll_next(cx);
+        let mut p = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+        match &r {
+            Poll::Pending => p.in_poll = true,
+            Poll::Ready(Some(_)) => {
+                p.in_poll = false;
+                p.items += 1;
+                p.last_item = Instant::now();
+            }
+            Poll::Ready(None) => {
+                p.in_poll = false;
+                p.ended.get_or_insert_with(Instant::now);
+            }
+        }
+        r
+    }
+}
+
+/// A download (or listing) whose first item must come by `first` and each next one within
+/// `idle` of the reader starting to wait for it.
+struct Bounded<T> {
+    inner: futures::stream::BoxStream<'static, Result<T, BackendError>>,
+    key: ObjectKey,
+    what: String,
+    /// The first item's deadline (from the request), until it arrived.
+    first: Option<tokio::time::Instant>,
+    first_byte: Duration,
+    idle: Duration,
+    timer: Option<Pin<Box<Sleep>>>,
+    received: u64,
+    done: bool,
+}
+
+impl<T> Stream for Bounded<T> {
+    type Item = Result<T, BackendError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        match self.inner.as_mut().poll_next(cx) {
+            Poll::Ready(item) => {
+                self.timer = None;
+                self.first = None;
+                self.received += 1;
+                if item.is_none() {
+                    self.done = true;
+                }
+                return Poll::Ready(item);
+            }
+            Poll::Pending => {}
+        }
+        if self.timer.is_none() {
+            let at = match self.first {
+                Some(first) => first,
+                None => tokio::time::Instant::now() + self.idle,
+            };
+            self.timer = Some(Box::pin(tokio::time::sleep_until(at)));
+        }
+        let fired = self
+            .timer
+            .as_mut()
+            .is_some_and(|t| t.as_mut().poll(cx).is_ready());
+        if !fired {
+            return Poll::Pending;
+        }
+        self.done = true;
+        let (limit, config_key, what) = if self.first.is_some() {
+            (
+                self.first_byte,
+                STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
+                format!("the first byte of a GET of {}", self.what),
+            )
+        } else {
+            (
+                self.idle,
+                STORAGE_GET_IDLE_TIMEOUT_MS,
+                format!(
+                    "the next body item of a GET of {} after {} items",
+                    self.what, self.received
+                ),
+            )
+        };
+        Poll::Ready(Some(Err(expired(&self.key, what, limit, config_key))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::fault::{Fault, FaultInjectingBackend, Op};
+    use crate::backend::memory::MemoryBackend;
+    use bytes::Bytes;
+    use futures::{StreamExt, TryStreamExt};
+
+    fn short() -> Deadlines {
+        Deadlines {
+            first_byte: Duration::from_millis(200),
+            idle: Duration::from_millis(200),
+            upload: Duration::from_secs(5),
+            delete: Duration::from_millis(200),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_get_fails_at_first_byte_with_a_transient_error_naming_range_and_key() {
+        let mem = Arc::new(MemoryBackend::new());
+        let key = ObjectKey::plain("t/0.log");
+        mem.upload(
+            &key,
+            futures::stream::once(async { Ok(Bytes::from_static(b"abcdef")) }).boxed(),
+            Some(6),
+        )
+        .await
+        .expect("upload");
+        let faulty = Arc::new(FaultInjectingBackend::new(mem));
+        faulty.on_every(Op::Fetch, Fault::Stall(Duration::from_secs(3600)));
+        let b = DeadlineBackend::new(faulty, short());
+        let range = ByteRange::new(1, 3);
+        let r = b.fetch(&key, range).await;
+        let e = match r {
+            Ok(s) => s.try_collect::<Vec<_>>().await.expect_err("deadline"),
+            Err(e) => e,
+        };
+        assert!(e.is_transient(), "{e}");
+        let m = e.to_string();
+        assert!(m.contains(STORAGE_GET_FIRST_BYTE_TIMEOUT_MS), "{m}");
+        assert!(m.contains("t/0.log") && m.contains("1-3"), "{m}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_reader_is_not_a_stalled_store() {
+        let mem = Arc::new(MemoryBackend::new());
+        let key = ObjectKey::plain("k");
+        mem.upload(
+            &key,
+            futures::stream::iter(vec![Ok(Bytes::from_static(b"ab"))]).boxed(),
+            None,
+        )
+        .await
+        .expect("upload");
+        let b = DeadlineBackend::new(mem, short());
+        let mut s = b.fetch(&key, None).await.expect("fetch");
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let got = s.next().await.expect("item").expect("bytes");
+        assert_eq!(&got[..], b"ab");
+        assert!(s.next().await.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stops_fails_at_the_idle_deadline() {
+        struct Stopping;
+        impl fmt::Debug for Stopping {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("Stopping")
+            }
+        }
+        impl fmt::Display for Stopping {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("Stopping")
+            }
+        }
+        #[async_trait]
+        impl StorageBackend for Stopping {
+            async fn upload(
+                &self,
+                _: &ObjectKey,
+                mut body: ByteStream,
+                _: Option<u64>,
+            ) -> Result<u64, BackendError> {
+                // Takes one item, then hangs as a store that stopped reading would.
+                let _ = body.next().await;
+                futures::future::pending().await
+            }
+            async fn fetch(
+                &self,
+                _: &ObjectKey,
+                _: Option<ByteRange>,
+            ) -> Result<ByteStream, BackendError> {
+                Ok(
+                    futures::stream::once(async { Ok(Bytes::from_static(b"x")) })
+                        .chain(futures::stream::pending())
+                        .boxed(),
+                )
+            }
+            async fn delete(&self, _: &[ObjectKey]) -> Result<(), BackendError> {
+                futures::future::pending().await
+            }
+            fn list(&self, _: &ObjectKey) -> ListStream {
+                futures::stream::pending().boxed()
+            }
+        }
+        let b = DeadlineBackend::new(Arc::new(Stopping), short());
+        let key = ObjectKey::plain("s");
+        let e = b
+            .fetch(&key, None)
+            .await
+            .expect("fetch")
+            .try_collect::<Vec<_>>()
+            .await
+            .expect_err("idle");
+        assert!(e.to_string().contains(STORAGE_GET_IDLE_TIMEOUT_MS), "{e}");
+        assert!(e.to_string().contains("after 1 items"), "{e}");
+
+        let body = futures::stream::iter((0..10).map(|_| Ok(Bytes::from_static(b"x")))).boxed();
+        let e = b
+            .upload(&key, body, None)
+            .await
+            .expect_err("stalled upload");
+        assert!(
+            e.is_transient() && e.to_string().contains(STORAGE_GET_IDLE_TIMEOUT_MS),
+            "{e}"
+        );
+
+        let e = b
+            .delete(std::slice::from_ref(&key))
+            .await
+            .expect_err("delete");
+        assert!(
+            e.is_transient() && e.to_string().contains(STORAGE_DELETE_TIMEOUT_MS),
+            "{e}"
+        );
+
+        let e = b
+            .list(&key)
+            .try_collect::<Vec<_>>()
+            .await
+            .expect_err("list");
+        assert!(e.is_transient(), "{e}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_body_producer_is_not_a_stalled_store() {
+        let mem = Arc::new(MemoryBackend::new());
+        let b = DeadlineBackend::new(mem.clone(), short());
+        // Our side takes 1 s per item (5x the idle bound): the store waits on us.
+        let body = futures::stream::iter(0..3)
+            .then(|_| async {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Ok(Bytes::from_static(b"ab"))
+            })
+            .boxed();
+        let key = ObjectKey::plain("p");
+        assert_eq!(b.upload(&key, body, None).await.expect("upload"), 6);
+    }
+}

@@ -1,0 +1,34 @@
+//! The lifecycle every RSM call (copy, fetch stream, fetchIndex, delete) runs inside: how
+//! long it may wait, how much memory all calls may hold, and what is undone when a call
+//! dies. One place for each policy:
+//!
+//! | policy | module | keys |
+//! |---|---|---|
+//! | every remote wait bounded | [`deadline`]: the engine wraps its backend in [`DeadlineBackend`] | `tsm.storage.get.first.byte.timeout.ms`, `tsm.storage.get.idle.timeout.ms`, `tsm.storage.upload.timeout.ms`, `tsm.storage.delete.timeout.ms`; cache waits `fetch.*.cache.get.timeout.ms` |
+//! | one memory budget | [`budget`]: a call reserves its working set first | `tsm.memory.budget.bytes`, `tsm.max.in.flight` |
+//! | nothing left behind | [`cleanup`]: the copy guard; `crate::backend::compensation` counts what runs after a call is gone | `tsm.close.timeout.ms` |
+//!
+//! Shutdown (`RemoteStorageManager::shutdown`): new calls fail with `RsmError::Closed`,
+//! then the engine waits at most `tsm.close.timeout.ms` for compensations in flight
+//! (deletes of cancelled copies, multipart aborts) before its owner stops the runtime.
+
+pub mod budget;
+pub mod cleanup;
+pub mod deadline;
+
+use std::time::Duration;
+
+pub use budget::{MemoryBudget, Reservation};
+pub use cleanup::CopyGuard;
+pub use deadline::{DeadlineBackend, Deadlines};
+
+/// Default `tsm.close.timeout.ms`.
+pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The lifecycle state of one engine.
+#[derive(Debug)]
+pub(crate) struct Lifecycle {
+    pub(crate) deadlines: Deadlines,
+    pub(crate) budget: MemoryBudget,
+    pub(crate) close_timeout: Duration,
+}
