@@ -275,6 +275,62 @@ async fn disk_cache_owns_only_its_files() {
     assert_eq!(again, chunk(43));
 }
 
+/// The files hold plaintext: private modes; a second live instance on the same path gets a
+/// directory of its own and never wipes the first one's files; purge by object.
+#[tokio::test]
+async fn disk_cache_is_private_per_instance_and_purges_objects() {
+    use std::os::unix::fs::PermissionsExt;
+    let base = tempfile::tempdir().expect("dir");
+    let registry = MetricsRegistry::new();
+    let first = ChunkCache::disk(base.path(), Bound::Unbounded, None, &registry).expect("first");
+    let own = first.disk_dir().expect("disk").to_path_buf();
+    let mode =
+        |p: &std::path::Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&own), 0o700, "cache directory mode");
+    for i in 0..3 {
+        first
+            .get_or_load(ChunkKey::new("seg.log", i), async move {
+                Ok::<_, String>(chunk(i))
+            })
+            .await
+            .expect("load");
+    }
+    let names = files(&own, ".chunk");
+    assert_eq!(names.len(), 3, "{names:?}");
+    for n in &names {
+        assert_eq!(mode(&own.join(n)), 0o600, "{n}");
+    }
+    // Second instance, same path, first still alive.
+    let second = ChunkCache::disk(base.path(), Bound::Unbounded, None, &registry).expect("second");
+    let other = second.disk_dir().expect("disk").to_path_buf();
+    assert_ne!(other, own);
+    assert_eq!(
+        files(&own, ".chunk"),
+        names,
+        "the second instance wiped the first's files"
+    );
+    // Purge one object's chunks: files go, a read loads again.
+    first.invalidate_object("seg.log", 3).await;
+    first.run_pending_tasks().await;
+    assert!(
+        files(&own, ".chunk").is_empty(),
+        "{:?}",
+        files(&own, ".chunk")
+    );
+    let got = first
+        .get_or_load(ChunkKey::new("seg.log", 0), async {
+            Ok::<_, String>(chunk(9))
+        })
+        .await
+        .expect("reload");
+    assert_eq!(got, chunk(9));
+    // Once the first is gone, a restart reuses (and cleans) the first directory.
+    drop(first);
+    let third = ChunkCache::disk(base.path(), Bound::Unbounded, None, &registry).expect("third");
+    assert_eq!(third.disk_dir(), Some(own.as_path()));
+    assert!(files(&own, ".chunk").is_empty());
+}
+
 #[test]
 fn disk_cache_refuses_a_directory_without_marker() {
     let base = tempfile::tempdir().expect("dir");

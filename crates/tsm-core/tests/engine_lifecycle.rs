@@ -274,3 +274,32 @@ async fn a_flipped_byte_of_a_compressed_chunk_is_an_error() {
     assert!(matches!(e, RsmError::Corrupt { .. }), "{e}");
     assert!(e.to_string().contains("chunk"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_purges_the_segments_cached_chunks() {
+    use tsm_core::cache::{Bound, ChunkCache};
+    use tsm_core::metrics::MetricsRegistry;
+    let world = World::new();
+    let registry = MetricsRegistry::new();
+    let cache = ChunkCache::memory(Bound::Bytes(1 << 20), None, &registry);
+    let engine = RemoteStorageManager::with_registry(
+        world.backend.clone(),
+        options(1000, CompressionMode::On, None),
+        registry,
+    )
+    .with_chunk_cache(Some(cache.clone()));
+    let seg = segment(&world.path("s"), record_batches(40, 0, 7), true, 7);
+    engine
+        .copy_log_segment_data(&seg.metadata, &seg.data)
+        .await
+        .expect("copy");
+    check_range(&engine, &seg, 0, None, "fill the chunk cache").await;
+    cache.run_pending_tasks().await;
+    assert!(cache.weighted_size() > 0);
+    engine
+        .delete_log_segment_data(&seg.metadata)
+        .await
+        .expect("delete");
+    cache.run_pending_tasks().await;
+    assert_eq!(cache.weighted_size(), 0, "chunks of a deleted segment stay cached");
+}

@@ -16,9 +16,17 @@
 //! The disk cache lives in `<fetch.chunk.cache.path>/tsm-chunk-cache/`, marked by the file
 //! `.tsm-chunk-cache` it writes there. It only ever creates and deletes files named
 //! `*.chunk` / `*.chunk.tmp` in that directory. At start it removes its own leftover
-//! `*.chunk` / `*.chunk.tmp` files (their index died with the last process) and nothing
-//! else; if the directory exists without the marker it refuses to start rather than
-//! touch files it did not create.
+//! `*.chunk` / `*.chunk.tmp` files (their index died with the last process: they are
+//! discarded, never reused) and nothing else; if the directory exists without the marker
+//! it refuses to start rather than touch files it did not create.
+//!
+//! The files hold **decrypted, decompressed** segment bytes: the directory is created
+//! `0700` (and set to it when it exists), every chunk file `0600`. Each live cache holds an
+//! exclusive lock on `.lock` in its directory; a second instance with the same path (two
+//! class loaders in one broker, two brokers sharing a volume) takes the next free
+//! `tsm-chunk-cache-<n>` (n = 2..16) instead, so no instance ever wipes another's files.
+//! A deleted segment's chunks are purged when its manifest is still cached (otherwise
+//! they age out with `fetch.chunk.cache.retention.ms`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -96,6 +104,8 @@ enum Store {
         dir: Arc<PathBuf>,
         seq: Arc<AtomicU64>,
         run: u128,
+        /// Holds the directory's `.lock` for the cache's lifetime.
+        _lock: Arc<std::fs::File>,
     },
 }
 
@@ -164,7 +174,7 @@ impl ChunkCache {
         ttl: Option<std::time::Duration>,
         registry: &MetricsRegistry,
     ) -> Result<Self, ChunkCacheError> {
-        let dir = prepare_disk_dir(base)?;
+        let (dir, lock) = claim_disk_dir(base)?;
         let index = AsyncCache::builder("chunk")
             .bound(bound)
             .ttl(ttl)
@@ -187,6 +197,7 @@ impl ChunkCache {
                 dir: Arc::new(dir),
                 seq: Arc::new(AtomicU64::new(0)),
                 run,
+                _lock: Arc::new(lock),
             },
         })
     }
@@ -211,6 +222,7 @@ impl ChunkCache {
                 dir,
                 seq,
                 run,
+                ..
             } => {
                 if let Some(entry) = index.lookup(&key).await {
                     match entry.read().await {
@@ -260,12 +272,26 @@ impl ChunkCache {
                 dir,
                 seq,
                 run,
+                ..
             } => {
                 let path = dir.join(format!(
                     "{run:x}-{:x}.chunk",
                     seq.fetch_add(1, Ordering::Relaxed)
                 ));
                 index.insert(key, write_entry(&path, bytes).await).await;
+            }
+        }
+    }
+
+    /// Drops chunks `0..chunks` of `object` (its segment was deleted or overwritten);
+    /// disk kind: their files are removed.
+    pub async fn invalidate_object(&self, object: &str, chunks: u64) {
+        let object: Arc<str> = Arc::from(object);
+        for n in 0..chunks {
+            let key = ChunkKey::new(object.clone(), n);
+            match &self.store {
+                Store::Memory(c) => c.invalidate(&key).await,
+                Store::Disk { index, .. } => index.invalidate(&key).await,
             }
         }
     }
@@ -318,7 +344,9 @@ async fn write_entry(path: &Path, bytes: Bytes) -> DiskEntry {
     let tmp = path.with_extension("chunk.tmp");
     let len = bytes.len() as u64;
     let result = async {
-        tokio::fs::write(&tmp, &bytes).await?;
+        let mut f = private_file_options().open(&tmp).await?;
+        tokio::io::AsyncWriteExt::write_all(&mut f, &bytes).await?;
+        drop(f);
         tokio::fs::rename(&tmp, path).await
     }
     .await;
@@ -337,9 +365,51 @@ async fn write_entry(path: &Path, bytes: Bytes) -> DiskEntry {
     }
 }
 
-/// Creates or checks `<base>/tsm-chunk-cache` and removes this cache's leftover files.
-fn prepare_disk_dir(base: &Path) -> Result<PathBuf, ChunkCacheError> {
-    let dir = base.join(DISK_CACHE_DIR);
+/// Chunk files: created (truncated) for writing, `0600` (they hold plaintext).
+fn private_file_options() -> tokio::fs::OpenOptions {
+    let mut o = tokio::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    o.mode(0o600);
+    o
+}
+
+/// Largest `n` of `tsm-chunk-cache-<n>` tried when the directories before are in use.
+const MAX_DISK_DIRS: u32 = 16;
+
+/// The first of `tsm-chunk-cache`, `tsm-chunk-cache-2`, ... whose `.lock` this process can
+/// lock, prepared ([`prepare_disk_dir`]) while holding the lock.
+fn claim_disk_dir(base: &Path) -> Result<(PathBuf, std::fs::File), ChunkCacheError> {
+    let mut last = None;
+    for n in 1..=MAX_DISK_DIRS {
+        let name = if n == 1 {
+            DISK_CACHE_DIR.to_string()
+        } else {
+            format!("{DISK_CACHE_DIR}-{n}")
+        };
+        let dir = base.join(name);
+        let lock = match prepare_disk_dir(&dir)? {
+            Some(lock) => lock,
+            None => {
+                last = Some(dir);
+                continue;
+            }
+        };
+        return Ok((dir, lock));
+    }
+    Err(ChunkCacheError {
+        path: last.unwrap_or_else(|| base.join(DISK_CACHE_DIR)),
+        detail: format!(
+            "{MAX_DISK_DIRS} chunk cache directories under this path are in use by other tsm \
+             instances; give this one its own fetch.chunk.cache.path"
+        ),
+    })
+}
+
+/// Creates or checks the cache directory `dir` (`0700`), locks its `.lock` and removes
+/// this cache's leftover files. `Ok(None)`: another live instance holds the lock.
+fn prepare_disk_dir(dir: &Path) -> Result<Option<std::fs::File>, ChunkCacheError> {
+    let dir = dir.to_path_buf();
     let fail = |detail: String| ChunkCacheError {
         path: dir.clone(),
         detail,
@@ -359,6 +429,16 @@ fn prepare_disk_dir(base: &Path) -> Result<PathBuf, ChunkCacheError> {
                 )));
             }
         }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| fail(format!("cannot make it private (0700): {e}")))?;
+        }
+        let Some(lock) = lock_dir(&dir).map_err(|e| fail(format!("cannot lock .lock: {e}")))?
+        else {
+            return Ok(None);
+        };
         let entries = std::fs::read_dir(&dir).map_err(|e| fail(format!("cannot list: {e}")))?;
         for entry in entries {
             let entry = entry.map_err(|e| fail(format!("cannot list: {e}")))?;
@@ -370,12 +450,36 @@ fn prepare_disk_dir(base: &Path) -> Result<PathBuf, ChunkCacheError> {
                     .map_err(|e| fail(format!("cannot remove old cache file {name}: {e}")))?;
             }
         }
+        Ok(Some(lock))
     } else {
-        std::fs::create_dir(&dir).map_err(|e| fail(format!("cannot create: {e}")))?;
+        let mut b = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(&dir)
+            .map_err(|e| fail(format!("cannot create: {e}")))?;
         std::fs::write(&marker, MARKER_CONTENT)
             .map_err(|e| fail(format!("cannot write marker: {e}")))?;
+        lock_dir(&dir).map_err(|e| fail(format!("cannot lock .lock: {e}")))
     }
-    Ok(dir)
+}
+
+/// An exclusive lock on `<dir>/.lock` (released when the file is closed, also when the
+/// process dies); `None` when another open file holds it.
+// `File::try_lock` is Rust 1.89; the workspace still declares 1.85 although its
+// dependencies already need 1.91 (google-cloud-storage): declaring the real MSRV is its own
+// change (it turns on newer lints across the tree), noted on the house-keeping issue.
+#[allow(clippy::incompatible_msrv)]
+fn lock_dir(dir: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let f = o.open(dir.join(".lock"))?;
+    match f.try_lock() {
+        Ok(()) => Ok(Some(f)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
 }
 
 impl From<ChunkCacheError> for crate::RsmError {

@@ -105,8 +105,19 @@ impl std::fmt::Debug for RemoteStorageManager {
 }
 
 impl Inner {
-    /// Drops cached manifest and indexes of a segment (after delete or overwrite).
+    /// Drops cached manifest, indexes and (when the manifest is still cached, giving the
+    /// chunk count) restored chunks of a segment (after delete or overwrite).
     pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
+        if let Some(cache) = &self.chunks {
+            let manifest_key = keys.manifest.as_str().to_string();
+            if let Some(segment) = self.manifests.get(&manifest_key).await {
+                if let Ok(index) = segment.manifest.chunk_index(&keys.manifest) {
+                    cache
+                        .invalidate_object(keys.log.as_str(), index.chunk_count())
+                        .await;
+                }
+            }
+        }
         self.manifests
             .invalidate(&keys.manifest.as_str().to_string())
             .await;
