@@ -2,6 +2,7 @@
 //! from these doc comments.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -48,10 +49,20 @@ pub struct Selection {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List tiered segments: topic, partition, offsets, sizes, compression, key id.
+    /// List tiered segments: topic, partition, offsets, sizes, compression, key id. With
+    /// `--orphans`: the `.log` / `.indexes` objects that belong to no committed segment.
     Ls {
         #[command(flatten)]
         select: Selection,
+        /// List orphans instead: `.log` / `.indexes` objects whose `.rsm-manifest` does not
+        /// exist (left by a copy that crashed), with size and age. Exit 0.
+        #[arg(long)]
+        orphans: bool,
+        /// With --orphans: only segments whose youngest object is at least this old (90s,
+        /// 30m, 2h, 1d; default 1h), so a copy in flight is not listed. Objects of unknown
+        /// age are listed with age `?`.
+        #[arg(long, value_name = "DURATION", requires = "orphans", value_parser = parse_duration)]
+        older_than: Option<Duration>,
     },
     /// Show a segment's manifest, chunk table summary, index sizes and custom metadata.
     Inspect {
@@ -106,6 +117,23 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Delete the orphans `tsm ls --orphans --older-than DURATION` lists: `.log` /
+    /// `.indexes` objects without their `.rsm-manifest`. Never deletes a manifest or any
+    /// object of a segment that has one.
+    Gc {
+        /// Required: only segments whose youngest object is at least this old (90s, 30m,
+        /// 2h, 1d). Pick it longer than any copy can take.
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        older_than: Option<Duration>,
+        #[command(flatten)]
+        select: Selection,
+        /// Report what would be deleted; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Also delete orphans whose age the store does not report (listed with age `?`).
+        #[arg(long)]
+        include_unknown_age: bool,
+    },
     /// Configuration reference.
     Config {
         #[command(subcommand)]
@@ -144,4 +172,9 @@ pub struct CopyArgs {
     /// Leader-epoch checkpoint file (stored as the LEADER_EPOCH index); empty when absent.
     #[arg(long, value_name = "FILE")]
     pub leader_epoch_checkpoint: Option<PathBuf>,
+}
+
+/// `--older-than` values: `90s`, `30m`, `2h`, `1d`, `1h30m`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    crate::orphans::parse_duration(text)
 }

@@ -1,7 +1,8 @@
 //! `tsm`: the operator tool for tiered Kafka segments in object storage. It reads the
 //! plugin's properties (the broker's server.properties), builds the same engine the
 //! broker plugin runs (tsm-core) over the configured backend, and lists, inspects,
-//! restores, verifies, re-keys, uploads and deletes segments without a broker.
+//! restores, verifies, re-keys, uploads and deletes segments without a broker. It also
+//! finds and removes the objects crashed copies leave behind (`ls --orphans`, `gc`).
 //!
 //! `main` -> [`run`] -> [`ExitCode`]: 0 ok, 1 findings or a failed operation, 2 usage or
 //! configuration errors. Logs (`RUST_LOG`, default `warn`) and progress bars go to
@@ -14,6 +15,7 @@ mod context;
 mod error;
 mod kafka;
 mod manifest_io;
+mod orphans;
 mod output;
 mod props;
 mod segment;

@@ -3,16 +3,18 @@
 //! `<key.prefix><topic>-<topicId>/<partition>/<startOffset:020>-<segmentId>.<suffix>`),
 //! and a listing of `<key.prefix>[<topic>-]` is turned into one [`SegmentRef`] per
 //! `.rsm-manifest` (the commit marker: a `.log` without a manifest is not a segment).
+//! [`list_objects`] keeps the main paths without a manifest too (orphans, `crate::orphans`).
 //!
 //! Memory: one [`SegmentRef`] per segment found (a few hundred bytes each).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
 use tsm_core::custom_metadata::CustomMetadata;
 use tsm_core::keys::{INDEXES_SUFFIX, LOG_SUFFIX, MANIFEST_SUFFIX, SegmentKeys};
-use tsm_core::{KafkaUuid, ObjectKey, RemoteLogSegmentMetadata, StorageBackend};
+use tsm_core::{KafkaUuid, ObjectKey, ObjectMeta, RemoteLogSegmentMetadata, StorageBackend};
 
 use crate::error::{CliError, CliResult};
 
@@ -173,42 +175,126 @@ pub async fn list_segments(
     mask: bool,
     filter: &Filter,
 ) -> CliResult<Vec<SegmentRef>> {
+    Ok(list_objects(backend, prefix, mask, filter)
+        .await?
+        .into_iter()
+        .filter(|l| l.seg.sizes.manifest.is_some())
+        .map(|l| l.seg)
+        .collect())
+}
+
+/// How long ago an object was last modified, from its listing's
+/// [`ObjectMeta::last_modified`]; `None` = unknown (the store reported no time).
+///
+/// A modification time in the future (clock skew between this host and the store)
+/// counts as age 0: young, so never deleted early.
+pub fn object_age(meta: &ObjectMeta) -> Option<Duration> {
+    meta.last_modified.map(|t| {
+        SystemTime::now()
+            .duration_since(t)
+            .unwrap_or(Duration::ZERO)
+    })
+}
+
+/// Ages of a segment's objects as listed ([`object_age`]); `None` = absent or unknown
+/// (see [`ObjectSizes`] for which objects exist).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ObjectAges {
+    /// `.log`
+    pub log: Option<Duration>,
+    /// `.indexes`
+    pub indexes: Option<Duration>,
+    /// `.rsm-manifest`
+    pub manifest: Option<Duration>,
+}
+
+/// One main path found by a listing: the segment its keys name, the sizes of the objects
+/// present (`seg.sizes`; no manifest = not a committed segment) and their ages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    /// The segment (keys, fields, sizes of the objects found).
+    pub seg: SegmentRef,
+    /// Ages of the objects found.
+    pub ages: ObjectAges,
+}
+
+/// Every main path under `prefix` matching `filter` with at least one of its three objects
+/// (`.log`, `.indexes`, `.rsm-manifest`), committed or not, sorted by topic, partition,
+/// start offset and main path. Keys that do not look like segment keys, or end in another
+/// suffix, are ignored. Errors name the listed prefix.
+pub async fn list_objects(
+    backend: &Arc<dyn StorageBackend>,
+    prefix: &str,
+    mask: bool,
+    filter: &Filter,
+) -> CliResult<Vec<Listed>> {
     let listed = match &filter.topic {
         Some(t) => format!("{t}-"),
         None => String::new(),
     };
     let mut stream = backend.list(&ObjectKey::new(prefix, &listed, mask));
-    let mut by_main: BTreeMap<String, SegmentRef> = BTreeMap::new();
-    let mut sizes: BTreeMap<String, ObjectSizes> = BTreeMap::new();
+    let mut by_main: BTreeMap<String, Listed> = BTreeMap::new();
     while let Some(item) = stream.next().await {
         let meta = item?;
+        let kind = if meta.key.ends_with(MANIFEST_SUFFIX) {
+            Kind::Manifest
+        } else if meta.key.ends_with(INDEXES_SUFFIX) {
+            Kind::Indexes
+        } else if meta.key.ends_with(LOG_SUFFIX) {
+            Kind::Log
+        } else {
+            continue;
+        };
         let Some(seg) = SegmentRef::from_key(&meta.key, prefix, mask) else {
             continue;
         };
         if !filter.matches(&seg) {
             continue;
         }
-        let entry = sizes.entry(seg.keys.main_path.clone()).or_default();
-        if meta.key.ends_with(MANIFEST_SUFFIX) {
-            entry.manifest = Some(meta.size);
-            by_main.insert(seg.keys.main_path.clone(), seg);
-        } else if meta.key.ends_with(INDEXES_SUFFIX) {
-            entry.indexes = Some(meta.size);
-        } else if meta.key.ends_with(LOG_SUFFIX) {
-            entry.log = Some(meta.size);
-        }
+        let age = object_age(&meta);
+        let entry = by_main
+            .entry(seg.keys.main_path.clone())
+            .or_insert_with(|| Listed {
+                seg,
+                ages: ObjectAges::default(),
+            });
+        let (size, at) = match kind {
+            Kind::Log => (&mut entry.seg.sizes.log, &mut entry.ages.log),
+            Kind::Indexes => (&mut entry.seg.sizes.indexes, &mut entry.ages.indexes),
+            Kind::Manifest => (&mut entry.seg.sizes.manifest, &mut entry.ages.manifest),
+        };
+        *size = Some(meta.size);
+        *at = age;
     }
-    let mut out: Vec<SegmentRef> = by_main
-        .into_iter()
-        .map(|(main, mut s)| {
-            s.sizes = sizes.get(&main).copied().unwrap_or_default();
-            s
-        })
-        .collect();
+    let mut out: Vec<Listed> = by_main.into_values().collect();
+    // Stable: equal (topic, partition, start) keep the main-path order of the map.
     out.sort_by(|a, b| {
-        (&a.topic, a.partition, a.start_offset).cmp(&(&b.topic, b.partition, b.start_offset))
+        (&a.seg.topic, a.seg.partition, a.seg.start_offset).cmp(&(
+            &b.seg.topic,
+            b.seg.partition,
+            b.seg.start_offset,
+        ))
     });
     Ok(out)
+}
+
+/// Which of a segment's three objects a listed key is.
+#[derive(Clone, Copy)]
+enum Kind {
+    Log,
+    Indexes,
+    Manifest,
+}
+
+/// True when `key` exists (a listing of exactly that key).
+pub async fn object_exists(backend: &Arc<dyn StorageBackend>, key: &ObjectKey) -> CliResult<bool> {
+    let mut s = backend.list(key);
+    while let Some(item) = s.next().await {
+        if item?.key == key.as_str() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Resolves the `<segment>` argument: an object key or main path (with or without the
@@ -269,5 +355,26 @@ mod tests {
         assert_eq!(s2.topic_id.to_string(), "MWJ6FHTfRYy67jzwZdeq-Q");
         assert!(SegmentRef::from_key("p/other/file.log", "p/", false).is_none());
         assert!(SegmentRef::from_key(k, "q/", false).is_none());
+    }
+
+    #[test]
+    fn object_age_from_last_modified() {
+        let meta = |last_modified| ObjectMeta {
+            key: "p/x.log".into(),
+            size: 1,
+            last_modified,
+        };
+        assert_eq!(object_age(&meta(None)), None);
+        let hour = Duration::from_secs(3600);
+        let age = object_age(&meta(Some(SystemTime::now() - hour))).expect("known");
+        assert!(
+            age >= hour && age < hour + Duration::from_secs(600),
+            "{age:?}"
+        );
+        // Clock skew: a time in the future is age 0, never old.
+        assert_eq!(
+            object_age(&meta(Some(SystemTime::now() + hour))),
+            Some(Duration::ZERO)
+        );
     }
 }

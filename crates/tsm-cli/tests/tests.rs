@@ -6,6 +6,7 @@ mod util;
 
 mod copy_delete;
 mod docs;
+mod gc;
 mod pipe;
 mod read;
 mod rekey;

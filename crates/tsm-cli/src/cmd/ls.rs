@@ -1,6 +1,9 @@
 //! `tsm ls`: the segments in the bucket (one per `.rsm-manifest` under `key.prefix`), with
 //! what their manifests say. Manifests are read 8 at a time; memory is one row per
-//! segment.
+//! segment. `tsm ls --orphans` lists the objects without a manifest instead
+//! ([`crate::orphans`]).
+
+use std::time::Duration;
 
 use futures::{StreamExt, stream};
 use serde_json::json;
@@ -8,8 +11,9 @@ use serde_json::json;
 use crate::context::Context;
 use crate::error::CliResult;
 use crate::manifest_io;
+use crate::orphans::{self, Orphan, OrphanObject};
 use crate::output::human_bytes;
-use crate::segment::{Filter, SegmentRef, list_segments};
+use crate::segment::{Filter, SegmentRef, list_objects, list_segments};
 
 /// Manifests read concurrently.
 const CONCURRENCY: usize = 8;
@@ -109,4 +113,63 @@ pub async fn run(ctx: &Context, filter: &Filter) -> CliResult {
         }
     }
     ctx.out.line(format!("{} segment(s)", rows.len()))
+}
+
+/// `tsm ls --orphans`: the `.log` / `.indexes` objects without their `.rsm-manifest`
+/// whose segment is at least `older_than` old (or of unknown age), as
+/// [`orphans::select`] decides for `tsm gc` too. One line per object, a summary; exit 0.
+pub async fn run_orphans(ctx: &Context, filter: &Filter, older_than: Duration) -> CliResult {
+    let listed = list_objects(ctx.backend(), &ctx.prefix, ctx.mask, filter).await?;
+    let found = orphans::select(listed, older_than);
+    let objects: Vec<(&Orphan, &OrphanObject)> = found
+        .iter()
+        .flat_map(|o| o.objects.iter().map(move |obj| (o, obj)))
+        .collect();
+    let bytes: u64 = objects.iter().map(|(_, obj)| obj.size).sum();
+    let unknown = objects.iter().filter(|(o, _)| o.age.is_none()).count();
+    if ctx.out.json {
+        let items: Vec<serde_json::Value> = objects
+            .iter()
+            .map(|(o, obj)| {
+                json!({
+                    "key": obj.key.to_string(),
+                    "segment": o.seg.name(),
+                    "size": obj.size,
+                    "ageSeconds": obj.age.map(|a| a.as_secs()),
+                    "segmentAgeSeconds": o.age.map(|a| a.as_secs()),
+                })
+            })
+            .collect();
+        return ctx.out.json(&json!({
+            "orphans": items,
+            "objects": objects.len(),
+            "segments": found.len(),
+            "bytes": bytes,
+            "unknownAge": unknown,
+            "olderThanSeconds": older_than.as_secs(),
+        }));
+    }
+    ctx.out.line(format!("{:>12} {:>7} KEY", "SIZE", "AGE"))?;
+    for (_, obj) in &objects {
+        ctx.out.line(format!(
+            "{:>12} {:>7} {}",
+            human_bytes(obj.size),
+            orphans::format_age(obj.age),
+            obj.key
+        ))?;
+    }
+    let mut summary = format!(
+        "{} orphan object(s), {}, in {} segment(s) without .rsm-manifest, older than {}",
+        objects.len(),
+        human_bytes(bytes),
+        found.len(),
+        orphans::format_duration(older_than)
+    );
+    if unknown > 0 {
+        summary.push_str(&format!(
+            "; {unknown} of unknown age (the store's listing gives no modification time: \
+             tsm gc deletes them only with --include-unknown-age)"
+        ));
+    }
+    ctx.out.line(summary)
 }

@@ -6,6 +6,7 @@ pub mod config_docs;
 pub mod copy;
 pub mod delete;
 pub mod fetch;
+pub mod gc;
 pub mod inspect;
 pub mod ls;
 pub mod rekey;
@@ -33,7 +34,19 @@ pub async fn dispatch(cli: Cli) -> CliResult {
     let props = props::load(cli.global.config.as_deref(), &cli.global.set)?;
     let ctx = Context::new(props, out).await?;
     match cli.command {
-        Command::Ls { select } => ls::run(&ctx, &filter(select)).await,
+        Command::Ls {
+            select,
+            orphans: false,
+            ..
+        } => ls::run(&ctx, &filter(select)).await,
+        Command::Ls {
+            select,
+            orphans: true,
+            older_than,
+        } => {
+            let older_than = older_than.unwrap_or(crate::orphans::DEFAULT_OLDER_THAN);
+            ls::run_orphans(&ctx, &filter(select), older_than).await
+        }
         Command::Inspect { segment } => inspect::run(&ctx, &segment).await,
         Command::Fetch {
             segment,
@@ -50,6 +63,19 @@ pub async fn dispatch(cli: Cli) -> CliResult {
         } => rekey::run(&ctx, &to, &filter(select), dry_run, limit).await,
         Command::Copy(args) => copy::run(&ctx, &args).await,
         Command::Delete { segment, dry_run } => delete::run(&ctx, &segment, dry_run).await,
+        Command::Gc {
+            older_than,
+            select,
+            dry_run,
+            include_unknown_age,
+        } => {
+            let opts = gc::Options {
+                older_than,
+                dry_run,
+                include_unknown_age,
+            };
+            gc::run(&ctx, &filter(select), &opts).await
+        }
         Command::Config { .. } => Ok(()),
     }
 }

@@ -15,12 +15,11 @@ use bytes::Bytes;
 use futures::{StreamExt, stream};
 use serde_json::json;
 use tsm_core::manifest::SegmentManifest;
-use tsm_core::{ObjectKey, StorageBackend};
 
 use crate::context::Context;
 use crate::error::{CliError, CliResult};
 use crate::manifest_io;
-use crate::segment::{Filter, SegmentRef, list_segments};
+use crate::segment::{Filter, SegmentRef, list_segments, object_exists};
 
 /// What happened to one segment.
 enum Outcome {
@@ -184,18 +183,4 @@ async fn rekey_one(
         Ok(_) => Outcome::Rekeyed { from },
         Err(e) => failed(e.to_string()),
     }
-}
-
-/// True when `key` exists (a listing of exactly that key).
-async fn object_exists(
-    backend: &std::sync::Arc<dyn StorageBackend>,
-    key: &ObjectKey,
-) -> CliResult<bool> {
-    let mut s = backend.list(key);
-    while let Some(item) = s.next().await {
-        if item?.key == key.as_str() {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
