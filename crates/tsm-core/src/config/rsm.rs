@@ -263,6 +263,17 @@ impl<'a> Props<'a> {
     }
 }
 
+/// The known key closest to a mistyped `key` (`compresion.enabled` ->
+/// `compression.enabled`): at most 3 edits away, or within a quarter of its length.
+pub fn closest_key<'k>(key: &str, known: impl Iterator<Item = &'k str>) -> Option<&'k str> {
+    let limit = (key.len() / 4).max(3);
+    known
+        .map(|k| (strsim::levenshtein(key, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
 /// Java class names of the chunk caches, current and older releases.
 const MEMORY_CACHE_ALIASES: &[&str] = &[
     "io.aiven.kafka.tieredstorage.fetch.cache.MemoryChunkCache",
@@ -411,15 +422,22 @@ impl RsmConfig {
                     continue;
                 }
                 if !backend.keys.iter().any(|d| d.storage_key() == rest) {
+                    let known = backend.keys.iter().map(|d| d.name);
                     tracing::warn!(
                         key = %k,
                         backend = backend.name,
+                        did_you_mean = closest_key(k, known).unwrap_or(""),
                         "unknown storage configuration key ignored"
                     );
                 }
                 storage_values.insert(rest.to_string(), v.clone());
             } else if !is_core_key(k) {
-                tracing::warn!(key = %k, "unknown configuration key ignored");
+                let known = CONFIG_KEYS.iter().map(|d| d.name);
+                tracing::warn!(
+                    key = %k,
+                    did_you_mean = closest_key(k, known).unwrap_or(""),
+                    "unknown configuration key ignored"
+                );
             }
         }
 
@@ -550,4 +568,20 @@ fn parse_chunk_cache(p: &Props<'_>) -> Result<ChunkCacheConfig, ConfigError> {
         get_timeout: p.millis(CHUNK_CACHE_GET_TIMEOUT_MS, 10_000)?,
         thread_pool_size: p.pool_size(CHUNK_CACHE_THREAD_POOL_SIZE)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_nearest_known_key() {
+        let known = || CONFIG_KEYS.iter().map(|d| d.name);
+        assert_eq!(
+            closest_key("compresion.enabled", known()),
+            Some("compression.enabled")
+        );
+        assert_eq!(closest_key("chunk.sise", known()), Some("chunk.size"));
+        assert_eq!(closest_key("something.else.entirely", known()), None);
+    }
 }
