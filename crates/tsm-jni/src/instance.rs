@@ -92,10 +92,20 @@ pub fn take_instance(op: u64) -> Result<u64, OpError> {
     }
 }
 
-/// `close()`: closes the engine and unregisters the instance (idempotent). Calls in
-/// flight finish or fail; the runtime stops when the last of them is done.
+/// `close()`: closes the engine and unregisters the instance (idempotent), then waits at
+/// most `tsm.close.timeout.ms` for clean-up in flight (deletes of cancelled copies,
+/// multipart aborts). Calls in flight finish or fail within their deadlines; the runtime
+/// stops when the last of them is done, after the same bounded wait for clean-up
+/// ([`Rt`]'s `Drop`).
 pub fn close(id: u64) {
     if let Some(inst) = INSTANCES.remove(id) {
-        inst.engine().close();
+        let timeout = inst.engine().close_timeout();
+        inst.rt.set_drain_timeout(timeout);
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // Never block a runtime thread (not a path Java takes).
+            inst.engine().close();
+        } else {
+            inst.rt.block_on(inst.engine().shutdown(timeout));
+        }
     }
 }

@@ -1,14 +1,20 @@
 //! One tokio multi-thread runtime per plugin instance, built at `configure`, shared by the
 //! instance, its operations and its open streams (each holds an `Arc<Rt>`); it shuts down
-//! in the background when the last of them is gone, so `close()` during in-flight calls
-//! never pulls the runtime from under them.
+//! when the last of them is gone, so `close()` during in-flight calls never pulls the
+//! runtime from under them. Before it stops it waits, at most `tsm.close.timeout.ms`, for
+//! compensations still running (`tsm_core::backend::compensation`: the delete of a copy
+//! cancelled by a thread interrupt, a multipart abort), which a plain shutdown would kill.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use tokio::runtime::{Handle, Runtime};
 
 /// The runtime of one plugin instance.
-pub struct Rt(Option<Runtime>);
+pub struct Rt(Option<Runtime>, AtomicU64);
+
+/// Default bound of the wait for compensations when the runtime stops (ms).
+const DEFAULT_DRAIN_MS: u64 = 30_000;
 
 impl Rt {
     /// Builds a multi-thread runtime with `worker_threads` workers (0 = tokio's default,
@@ -21,7 +27,13 @@ impl Rt {
         if worker_threads > 0 {
             b.worker_threads(worker_threads);
         }
-        Ok(Self(Some(b.build()?)))
+        Ok(Self(Some(b.build()?), AtomicU64::new(DEFAULT_DRAIN_MS)))
+    }
+
+    /// How long `Drop` waits for compensations (`tsm.close.timeout.ms`).
+    pub fn set_drain_timeout(&self, timeout: Duration) {
+        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        self.1.store(ms, Ordering::Relaxed);
     }
 
     /// The runtime handle.
@@ -43,6 +55,12 @@ impl Rt {
 impl Drop for Rt {
     fn drop(&mut self) {
         if let Some(rt) = self.0.take() {
+            // Clean-up spawned by cancelled calls finishes first (bounded); a drop on a
+            // runtime thread cannot block, and skips the wait.
+            if Handle::try_current().is_err() && tsm_core::backend::compensation::pending() > 0 {
+                let limit = Duration::from_millis(self.1.load(Ordering::Relaxed));
+                rt.block_on(tsm_core::backend::compensation::wait_idle(limit));
+            }
             // Never blocks, and is allowed from any thread.
             rt.shutdown_background();
         }

@@ -73,6 +73,39 @@ final class Calls {
         }
     }
 
+    /**
+     * As {@link #await}, but an interrupt does not cancel the op: it runs to its end (every
+     * native call is bounded by the engine's deadlines) and the interrupt flag is restored
+     * afterwards. For clean-up the broker issues on interrupted threads (delete).
+     */
+    static void awaitThroughInterrupts(long op, String what) throws RemoteStorageException {
+        boolean interrupted = false;
+        boolean settled = false;
+        try {
+            while (true) {
+                interrupted |= Thread.interrupted();
+                int status = NativeBridge.await(op, SLICE_MS);
+                if (status == NativeBridge.PENDING) {
+                    continue;
+                }
+                settled = true;
+                if (status == NativeBridge.OK) {
+                    return;
+                }
+                throw map(status, what + ": " + NativeBridge.takeError(op));
+            }
+        } catch (RuntimeException e) {
+            throw nativeFailure(what, e);
+        } finally {
+            if (!settled) {
+                NativeBridge.cancel(op);
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** A RuntimeException out of native code (a panic, a JNI failure) as RemoteStorageException. */
     static RemoteStorageException nativeFailure(String what, RuntimeException e) {
         return new RemoteStorageException(what + ": native failure: " + e.getMessage(), e);

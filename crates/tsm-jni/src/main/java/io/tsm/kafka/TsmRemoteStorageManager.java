@@ -185,7 +185,9 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
         long h = handle(what);
         try {
             long op = NativeBridge.deleteStart(h, Wire.metadata(metadata));
-            Calls.await(op, what);
+            // The broker deletes after a failed copy, often on an interrupted thread: the
+            // delete runs to its end (bounded natively by tsm.storage.delete.timeout.ms).
+            Calls.awaitThroughInterrupts(op, what);
             NativeBridge.takeBytes(op);
             afterCall();
         } catch (RuntimeException e) {

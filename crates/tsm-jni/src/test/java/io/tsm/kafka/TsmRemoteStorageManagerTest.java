@@ -222,6 +222,73 @@ class TsmRemoteStorageManagerTest {
         assertNoLeaks();
     }
 
+    /** The broker deletes after a failed copy, often on an interrupted thread: it must still run. */
+    @Test
+    void deleteOnAnInterruptedThreadStillDeletes() throws Exception {
+        Fixtures.Segment s = Fixtures.segment(work.resolve("local"), 20_000, true, 21);
+        rsm.copyLogSegmentData(s.metadata, s.data);
+        Thread.currentThread().interrupt();
+        rsm.deleteLogSegmentData(s.metadata);
+        assertTrue(Thread.interrupted(), "interrupt flag restored after the delete");
+        assertThrows(RemoteResourceNotFoundException.class, () -> rsm.fetchLogSegment(s.metadata, 0));
+        assertEquals(List.of(), files(work.resolve("bucket")), "objects left after delete");
+        assertNoLeaks();
+    }
+
+    /** A copy whose thread is interrupted mid-upload (shutdown, leadership change) leaves nothing. */
+    @Test
+    void copyInterruptedMidUploadLeavesAnEmptyBucket() throws Exception {
+        Path bucket = work.resolve("slow-bucket");
+        TsmRemoteStorageManager slow = new TsmRemoteStorageManager();
+        Map<String, Object> c = Fixtures.config(bucket);
+        c.put("upload.rate.limit.bytes.per.second", "1048576"); // 1 MiB/s
+        slow.configure(c);
+        try {
+            Fixtures.Segment s = Fixtures.segment(work.resolve("local-slow"), 256 << 10, false, 22);
+            // A 4 MiB producer snapshot: the .indexes upload takes ~4 s, so the copy is
+            // interrupted with the .log already stored (what a cancelled copy used to leave).
+            byte[] big = new byte[4 << 20];
+            new Random(22).nextBytes(big);
+            java.nio.file.Files.write(s.data.producerSnapshotIndex(), big);
+            Throwable[] outcome = new Throwable[1];
+            Thread copier = new Thread(() -> {
+                try {
+                    slow.copyLogSegmentData(s.metadata, s.data);
+                } catch (Throwable t) {
+                    outcome[0] = t;
+                }
+            });
+            copier.start();
+            for (int i = 0; i < 200 && files(bucket).stream().noneMatch(p -> p.toString().endsWith(".log")); i++) {
+                Thread.sleep(25);
+            }
+            assertTrue(files(bucket).stream().anyMatch(p -> p.toString().endsWith(".log")), "the .log was stored");
+            copier.interrupt();
+            copier.join(10_000);
+            assertFalse(copier.isAlive(), "copy still running after its interrupt");
+            assertTrue(outcome[0] instanceof RemoteStorageException, String.valueOf(outcome[0]));
+            // The delete of what the copy wrote runs in the background: bounded wait.
+            List<Path> left = files(bucket);
+            for (int i = 0; i < 100 && !left.isEmpty(); i++) {
+                Thread.sleep(100);
+                left = files(bucket);
+            }
+            assertEquals(List.of(), left, "objects left by the interrupted copy");
+        } finally {
+            slow.close();
+        }
+        assertNoLeaks();
+    }
+
+    private static List<Path> files(Path root) throws IOException {
+        if (!java.nio.file.Files.exists(root)) {
+            return List.of();
+        }
+        try (java.util.stream.Stream<Path> w = java.nio.file.Files.walk(root)) {
+            return w.filter(java.nio.file.Files::isRegularFile).collect(java.util.stream.Collectors.toList());
+        }
+    }
+
     @Test
     void interruptDuringANativeWaitEndsItPromptly() throws Exception {
         long op = NativeBridge.testHook(rsm.nativeHandle(), 4, "");
