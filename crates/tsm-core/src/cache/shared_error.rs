@@ -83,9 +83,14 @@ impl SharedError for RsmError {
                 source: std::io::Error::new(source.kind(), with_sources(source)),
             },
             RsmError::Crypto(s) => RsmError::Crypto(s.clone()),
+            // A deadline hit inside a shared load (the manifest load of a fetchIndex) stays
+            // a timeout: retriable for every waiting caller.
+            RsmError::Timeout { what, after_ms, key } => RsmError::Timeout {
+                what: what.clone(),
+                after_ms: *after_ms,
+                key,
+            },
             RsmError::Closed => RsmError::Closed,
-            #[allow(unreachable_patterns)]
-            other => RsmError::InvalidArgument(with_sources(other)),
         })
     }
 }
@@ -126,5 +131,15 @@ mod tests {
         // Last reference: the same error back.
         assert!(matches!(RsmError::from_shared(nf2), RsmError::NotFound(s) if s == "segment x"));
         drop(keep);
+        // A timeout shared by several waiters stays a (retriable) timeout for each.
+        let t = Arc::new(RsmError::Timeout {
+            what: "manifest m".into(),
+            after_ms: 10,
+            key: "fetch.manifest.cache.get.timeout.ms",
+        });
+        let _other = t.clone();
+        let copy = RsmError::from_shared(t);
+        assert!(matches!(copy, RsmError::Timeout { .. }), "{copy:?}");
+        assert!(copy.is_transient());
     }
 }
