@@ -18,9 +18,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
-use tsm_codec::{ChunkIndex, ordered_transform};
+use tsm_codec::ChunkIndex;
 
-use super::fetch::{Group, fetch_group, read_error};
+use super::fetch::{Group, Restore, fetch_group, restore};
 use super::lifecycle::deadline::bounded;
 use super::{Inner, SegmentStream};
 use crate::RsmError;
@@ -113,20 +113,17 @@ async fn load(
         fetch_group(inner.clone(), key.clone(), index.clone(), group)
             .await?
             .boxed();
-    let restored: BoxStream<'static, Result<Bytes, RsmError>> = if transform.is_identity() {
-        stored
-    } else {
-        let (index, key) = (index.clone(), key.clone());
-        let first = chunks.start;
-        ordered_transform(stored, inner.opts.max_in_flight, move |i, b| {
-            let m = first + i;
-            let original_len = index.chunk(m).map_or(0, |s| s.original_len);
-            transform
-                .decode_chunk(m, b, original_len)
-                .map_err(|e| read_error(&key, &index, m, e))
-        })
-        .boxed()
-    };
+    let restored = restore(
+        stored,
+        Restore {
+            key: key.clone(),
+            index: index.clone(),
+            transform,
+            first: chunks.start,
+            max_in_flight: inner.opts.max_in_flight,
+            ramped: false,
+        },
+    );
     let mut restored = restored.enumerate();
     let mut wanted = None;
     while let Some((i, r)) = restored.next().await {

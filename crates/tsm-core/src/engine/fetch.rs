@@ -25,7 +25,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
-use tsm_codec::{ChunkIndex, ordered_transform_ramped};
+use tsm_codec::{ChunkIndex, ordered_transform, ordered_transform_ramped};
 
 use super::lifecycle::budget;
 use super::lifecycle::deadline::bounded;
@@ -237,20 +237,17 @@ pub(crate) fn chunk_stream(
             .try_flatten()
     };
     let first = chunks.start;
-    let restored: BoxStream<'static, Result<Bytes, RsmError>> = if transform.is_identity() {
-        stored.boxed()
-    } else {
-        let index = index.clone();
-        let key = key.clone();
-        ordered_transform_ramped(stored, max_in_flight, move |i, b| {
-            let n = first + i;
-            let original_len = index.chunk(n).map_or(0, |s| s.original_len);
-            transform
-                .decode_chunk(n, b, original_len)
-                .map_err(|e| read_error(&key, &index, n, e))
-        })
-        .boxed()
-    };
+    let restored = restore(
+        stored.boxed(),
+        Restore {
+            key,
+            index: index.clone(),
+            transform,
+            first,
+            max_in_flight,
+            ramped: true,
+        },
+    );
     let chunk_size = u64::from(index.original_chunk_size());
     let mut n = first;
     restored
@@ -262,6 +259,51 @@ pub(crate) fn chunk_stream(
             b.slice(from..to.max(from))
         })
         .boxed()
+}
+
+/// How [`restore`] turns stored chunks back into original ones.
+pub(super) struct Restore {
+    pub(super) key: ObjectKey,
+    pub(super) index: Arc<ChunkIndex>,
+    pub(super) transform: Arc<SegmentTransform>,
+    /// Chunk number of the stream's first item.
+    pub(super) first: u64,
+    pub(super) max_in_flight: usize,
+    /// Start one chunk ahead and double (a reader that stops early restores little), or
+    /// run `max_in_flight` at once from the start (a load of known extent).
+    pub(super) ramped: bool,
+}
+
+/// Stored chunks, in order, from chunk `r.first` on -> original chunks: decrypt and
+/// decompress in tsm-codec's ordered bounded pipeline (identity segments pass through).
+/// The one restore step of both read paths (this file and `cached.rs`).
+pub(super) fn restore(
+    stored: BoxStream<'static, Result<Bytes, RsmError>>,
+    r: Restore,
+) -> BoxStream<'static, Result<Bytes, RsmError>> {
+    if r.transform.is_identity() {
+        return stored;
+    }
+    let Restore {
+        key,
+        index,
+        transform,
+        first,
+        max_in_flight,
+        ramped,
+    } = r;
+    let decode = move |i: u64, b: Bytes| {
+        let n = first + i;
+        let original_len = index.chunk(n).map_or(0, |s| s.original_len);
+        transform
+            .decode_chunk(n, b, original_len)
+            .map_err(|e| read_error(&key, &index, n, e))
+    };
+    if ramped {
+        ordered_transform_ramped(stored, max_in_flight, decode).boxed()
+    } else {
+        ordered_transform(stored, max_in_flight, decode).boxed()
+    }
 }
 
 /// A restore failure: corrupt data, naming the object, chunk and byte ranges.
