@@ -34,6 +34,7 @@ fn engine(
     opts.deadlines = Deadlines {
         first_byte: LIMIT,
         idle: LIMIT,
+        get: Duration::from_secs(2),
         upload: Duration::from_secs(2),
         delete: LIMIT,
     };
@@ -301,5 +302,9 @@ async fn delete_purges_the_segments_cached_chunks() {
         .await
         .expect("delete");
     cache.run_pending_tasks().await;
-    assert_eq!(cache.weighted_size(), 0, "chunks of a deleted segment stay cached");
+    assert_eq!(
+        cache.weighted_size(),
+        0,
+        "chunks of a deleted segment stay cached"
+    );
 }

@@ -54,7 +54,8 @@ const LIFECYCLE: &str = "
 **Every remote wait is bounded**, the same way for every backend (the engine wraps the \
 backend it is given): a GET must deliver its first byte within \
 `tsm.storage.get.first.byte.timeout.ms` and each next body item within \
-`tsm.storage.get.idle.timeout.ms` (counted only while the reader waits); an upload must keep \
+`tsm.storage.get.idle.timeout.ms` and the whole GET within `tsm.storage.get.timeout.ms` \
+(counted only while the reader waits); an upload must keep \
 being taken by the store (`tsm.storage.get.idle.timeout.ms` without progress fails it) and \
 end within `tsm.storage.upload.timeout.ms`; a delete ends within \
 `tsm.storage.delete.timeout.ms`. A deadline hit is a retriable error \

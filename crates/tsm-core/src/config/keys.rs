@@ -76,6 +76,8 @@ pub const INDEXES_CACHE_THREAD_POOL_SIZE: &str = "fetch.indexes.cache.thread.poo
 pub const STORAGE_GET_FIRST_BYTE_TIMEOUT_MS: &str = "tsm.storage.get.first.byte.timeout.ms";
 /// `tsm.storage.get.idle.timeout.ms` (tsm only)
 pub const STORAGE_GET_IDLE_TIMEOUT_MS: &str = "tsm.storage.get.idle.timeout.ms";
+/// `tsm.storage.get.timeout.ms` (tsm only)
+pub const STORAGE_GET_TIMEOUT_MS: &str = "tsm.storage.get.timeout.ms";
 /// `tsm.storage.upload.timeout.ms` (tsm only)
 pub const STORAGE_UPLOAD_TIMEOUT_MS: &str = "tsm.storage.upload.timeout.ms";
 /// `tsm.storage.delete.timeout.ms` (tsm only)
@@ -318,6 +320,13 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         "tsm only. Longest gap (ms) between two body items of a GET while the reader waits, \
          and longest time the store may go without taking an upload's next body bytes (or \
          completing it after the last). At least 1.",
+    ),
+    key(
+        STORAGE_GET_TIMEOUT_MS,
+        "120000",
+        "tsm only. Longest time (ms) one GET may keep its reader waiting in all (first byte, \
+         gaps, transfer): a store that trickles bytes fails here. A GET is at most 8 MiB or \
+         one chunk. At least 1.",
     ),
     key(
         STORAGE_UPLOAD_TIMEOUT_MS,

@@ -166,6 +166,8 @@ pub struct LifecycleConfig {
     pub get_first_byte_timeout: Duration,
     /// `tsm.storage.get.idle.timeout.ms`, default 30 s.
     pub get_idle_timeout: Duration,
+    /// `tsm.storage.get.timeout.ms`, default 2 min.
+    pub get_timeout: Duration,
     /// `tsm.storage.upload.timeout.ms`, default 10 min.
     pub upload_timeout: Duration,
     /// `tsm.storage.delete.timeout.ms`, default 30 s.
@@ -406,6 +408,7 @@ impl RsmConfig {
         let lifecycle = LifecycleConfig {
             get_first_byte_timeout: p.millis(STORAGE_GET_FIRST_BYTE_TIMEOUT_MS, 30_000)?,
             get_idle_timeout: p.millis(STORAGE_GET_IDLE_TIMEOUT_MS, 30_000)?,
+            get_timeout: p.millis(STORAGE_GET_TIMEOUT_MS, 120_000)?,
             upload_timeout: p.millis(STORAGE_UPLOAD_TIMEOUT_MS, 600_000)?,
             delete_timeout: p.millis(STORAGE_DELETE_TIMEOUT_MS, 30_000)?,
             memory_budget_bytes: p

@@ -174,6 +174,7 @@ impl EngineOptions {
             deadlines: Deadlines {
                 first_byte: cfg.lifecycle.get_first_byte_timeout,
                 idle: cfg.lifecycle.get_idle_timeout,
+                get: cfg.lifecycle.get_timeout,
                 upload: cfg.lifecycle.upload_timeout,
                 delete: cfg.lifecycle.delete_timeout,
             },

@@ -3,8 +3,9 @@
 //! every backend gets the same bounds at the one place the engine calls a store.
 //!
 //! - `fetch`: the call plus its first body item within `first_byte`; each later item
-//!   within `idle`, counted only while the reader is waiting (a consumer that pauses
-//!   between polls is not a stalled store).
+//!   within `idle`; and the whole GET within `get` — all counted only while the reader is
+//!   waiting (a consumer that pauses between polls is not a stalled store). The last bound
+//!   catches a store that trickles bytes (a few KB/s keeps every gap under `idle`).
 //! - `upload`: the whole call within `upload`; and the store must keep pulling the body:
 //!   more than `idle` since the last body item was handed over while the store is not
 //!   asking for the next one (it is stuck sending), or since the body ended (completing
@@ -38,7 +39,7 @@ use crate::RsmError;
 use crate::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, StorageBackend};
 use crate::config::keys::{
     STORAGE_DELETE_TIMEOUT_MS, STORAGE_GET_FIRST_BYTE_TIMEOUT_MS, STORAGE_GET_IDLE_TIMEOUT_MS,
-    STORAGE_UPLOAD_TIMEOUT_MS,
+    STORAGE_GET_TIMEOUT_MS, STORAGE_UPLOAD_TIMEOUT_MS,
 };
 
 /// The bounds of store calls (see the module docs). Defaults: 30 s each, upload 10 min.
@@ -49,6 +50,9 @@ pub struct Deadlines {
     /// `tsm.storage.get.idle.timeout.ms`: longest gap between GET body items, and the
     /// longest the store may go without pulling an upload's body.
     pub idle: Duration,
+    /// `tsm.storage.get.timeout.ms`: longest a GET may keep its reader waiting in all
+    /// (first byte, every gap, the body's transfer).
+    pub get: Duration,
     /// `tsm.storage.upload.timeout.ms`: one whole object upload.
     pub upload: Duration,
     /// `tsm.storage.delete.timeout.ms`: one (batched) delete.
@@ -57,6 +61,9 @@ pub struct Deadlines {
 
 /// Default `first_byte`, `idle` and `delete` bound.
 pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default whole-GET bound: a GET is at most `max_get_bytes` (8 MiB) or one chunk, so at
+/// 2 minutes a store below ~70 KB/s is given up on.
+pub const DEFAULT_GET_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default whole-upload bound: a 1 GiB segment at under 2 MB/s still fits.
 pub const DEFAULT_UPLOAD_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -65,6 +72,7 @@ impl Default for Deadlines {
         Self {
             first_byte: DEFAULT_STORE_TIMEOUT,
             idle: DEFAULT_STORE_TIMEOUT,
+            get: DEFAULT_GET_TIMEOUT,
             upload: DEFAULT_UPLOAD_TIMEOUT,
             delete: DEFAULT_STORE_TIMEOUT,
         }
@@ -208,6 +216,9 @@ impl StorageBackend for DeadlineBackend {
             first: Some(started + first_byte),
             first_byte,
             idle: self.deadlines.idle,
+            total: self.deadlines.get,
+            waited: Duration::ZERO,
+            waiting_since: Some(started),
             timer: None,
             received: 0,
             done: false,
@@ -240,6 +251,10 @@ impl StorageBackend for DeadlineBackend {
             first: None,
             first_byte: self.deadlines.idle,
             idle: self.deadlines.idle,
+            // A listing pages on: only its gaps are bounded.
+            total: Duration::MAX,
+            waited: Duration::ZERO,
+            waiting_since: None,
             timer: None,
             received: 0,
             done: false,
@@ -325,6 +340,12 @@ struct Bounded<T> {
     first: Option<tokio::time::Instant>,
     first_byte: Duration,
     idle: Duration,
+    /// Bound of all waiting together ([`Deadlines::get`]).
+    total: Duration,
+    /// Waiting time before the current wait.
+    waited: Duration,
+    /// The reader has been waiting since then (`None`: not waiting).
+    waiting_since: Option<tokio::time::Instant>,
     timer: Option<Pin<Box<Sleep>>>,
     received: u64,
     done: bool,
@@ -339,6 +360,9 @@ impl<T> Stream for Bounded<T> {
         }
         match self.inner.as_mut().poll_next(cx) {
             Poll::Ready(item) => {
+                if let Some(since) = self.waiting_since.take() {
+                    self.waited += since.elapsed();
+                }
                 self.timer = None;
                 self.first = None;
                 self.received += 1;
@@ -349,11 +373,16 @@ impl<T> Stream for Bounded<T> {
             }
             Poll::Pending => {}
         }
+        let now = tokio::time::Instant::now();
+        let since = *self.waiting_since.get_or_insert(now);
+        // Where the whole-GET bound falls for this wait.
+        let total_at = since.checked_add(self.total.saturating_sub(self.waited));
         if self.timer.is_none() {
-            let at = match self.first {
+            let gap_at = match self.first {
                 Some(first) => first,
-                None => tokio::time::Instant::now() + self.idle,
+                None => now + self.idle,
             };
+            let at = total_at.map_or(gap_at, |t| t.min(gap_at));
             self.timer = Some(Box::pin(tokio::time::sleep_until(at)));
         }
         let fired = self
@@ -364,7 +393,17 @@ impl<T> Stream for Bounded<T> {
             return Poll::Pending;
         }
         self.done = true;
-        let (limit, config_key, what) = if self.first.is_some() {
+        let whole = total_at.is_some_and(|t| tokio::time::Instant::now() >= t);
+        let (limit, config_key, what) = if whole {
+            (
+                self.total,
+                STORAGE_GET_TIMEOUT_MS,
+                format!(
+                    "a GET of {} (all of it; {} items arrived)",
+                    self.what, self.received
+                ),
+            )
+        } else if self.first.is_some() {
             (
                 self.first_byte,
                 STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
@@ -396,6 +435,7 @@ mod tests {
         Deadlines {
             first_byte: Duration::from_millis(200),
             idle: Duration::from_millis(200),
+            get: Duration::from_secs(60),
             upload: Duration::from_secs(5),
             delete: Duration::from_millis(200),
         }
@@ -526,6 +566,62 @@ mod tests {
             .await
             .expect_err("list");
         assert!(e.is_transient(), "{e}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_trickling_get_fails_at_the_whole_get_deadline() {
+        struct Trickle;
+        impl fmt::Debug for Trickle {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("Trickle")
+            }
+        }
+        impl fmt::Display for Trickle {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("Trickle")
+            }
+        }
+        #[async_trait]
+        impl StorageBackend for Trickle {
+            async fn upload(
+                &self,
+                _: &ObjectKey,
+                _: ByteStream,
+                _: Option<u64>,
+            ) -> Result<u64, BackendError> {
+                Ok(0)
+            }
+            async fn fetch(
+                &self,
+                _: &ObjectKey,
+                _: Option<ByteRange>,
+            ) -> Result<ByteStream, BackendError> {
+                // One byte every 100 ms, forever: every gap is far below the idle bound.
+                Ok(futures::stream::unfold((), |()| async {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    Some((Ok(Bytes::from_static(b"x")), ()))
+                })
+                .boxed())
+            }
+            async fn delete(&self, _: &[ObjectKey]) -> Result<(), BackendError> {
+                Ok(())
+            }
+            fn list(&self, _: &ObjectKey) -> ListStream {
+                futures::stream::empty().boxed()
+            }
+        }
+        let mut d = short();
+        d.get = Duration::from_secs(2);
+        let b = DeadlineBackend::new(Arc::new(Trickle), d);
+        let e = b
+            .fetch(&ObjectKey::plain("t"), ByteRange::new(0, 1 << 20))
+            .await
+            .expect("fetch")
+            .try_collect::<Vec<_>>()
+            .await
+            .expect_err("trickle");
+        assert!(e.is_transient(), "{e}");
+        assert!(e.to_string().contains(STORAGE_GET_TIMEOUT_MS), "{e}");
     }
 
     #[tokio::test(start_paused = true)]

@@ -4,7 +4,7 @@
 //!
 //! | policy | module | keys |
 //! |---|---|---|
-//! | every remote wait bounded | [`deadline`]: the engine wraps its backend in [`DeadlineBackend`] | `tsm.storage.get.first.byte.timeout.ms`, `tsm.storage.get.idle.timeout.ms`, `tsm.storage.upload.timeout.ms`, `tsm.storage.delete.timeout.ms`; cache waits `fetch.*.cache.get.timeout.ms` |
+//! | every remote wait bounded | [`deadline`]: the engine wraps its backend in [`DeadlineBackend`] | `tsm.storage.get.first.byte.timeout.ms`, `tsm.storage.get.idle.timeout.ms`, `tsm.storage.get.timeout.ms`, `tsm.storage.upload.timeout.ms`, `tsm.storage.delete.timeout.ms`; cache waits `fetch.*.cache.get.timeout.ms` |
 //! | one memory budget | [`budget`]: a call reserves its working set first | `tsm.memory.budget.bytes`, `tsm.max.in.flight` |
 //! | nothing left behind | [`cleanup`]: the copy guard; `crate::backend::compensation` counts what runs after a call is gone | `tsm.close.timeout.ms` |
 //!
