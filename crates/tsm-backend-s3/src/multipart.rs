@@ -16,7 +16,10 @@
 //! Any error (the caller's stream, a part, completion, a size mismatch) aborts the
 //! multipart upload before the error is returned, so no parts are left behind and nothing
 //! becomes visible. If the upload future is dropped instead, [`AbortGuard`] cancels the
-//! part tasks and spawns the AbortMultipartUpload. An abort that itself fails (server
+//! part tasks and spawns the AbortMultipartUpload (a compensation: the plugin's close waits
+//! for it). A CreateMultipartUpload whose answer never came (cut by the engine's deadline)
+//! leaves no id to abort: the guard then lists the key's uploads and aborts them. An abort
+//! that itself fails (server
 //! unreachable) is logged with the upload id; a bucket lifecycle rule
 //! `AbortIncompleteMultipartUpload` cleans such leftovers (see the crate README).
 
@@ -125,15 +128,35 @@ impl PartReader {
 }
 
 /// Aborts the multipart upload when dropped while still armed (a dropped or failed upload).
+/// Armed from before CreateMultipartUpload is sent: a create whose answer never arrived
+/// (the call was cut by a deadline, the connection dropped) may still have started an
+/// upload on the server, whose id only a listing can tell.
 struct AbortGuard {
     client: S3Client,
     key: ObjectKey,
     upload_id: Option<String>,
+    /// CreateMultipartUpload was sent and its upload id is not known yet.
+    creating: bool,
 }
 
 impl AbortGuard {
+    fn creating(client: &S3Client, key: &ObjectKey) -> Self {
+        Self {
+            client: client.clone(),
+            key: key.clone(),
+            upload_id: None,
+            creating: true,
+        }
+    }
+
+    fn created(&mut self, upload_id: &str) {
+        self.upload_id = Some(upload_id.to_string());
+        self.creating = false;
+    }
+
     fn disarm(&mut self) {
         self.upload_id = None;
+        self.creating = false;
     }
 
     /// Aborts now and waits for the answer (at most [`ABORT_TIMEOUT`]). Stays armed until
@@ -153,6 +176,17 @@ impl AbortGuard {
 
 impl Drop for AbortGuard {
     fn drop(&mut self) {
+        if std::mem::take(&mut self.creating) {
+            let client = self.client.clone();
+            let key = self.key.clone();
+            let what = format!("abort of the unanswered CreateMultipartUpload of {key}");
+            if !compensation::spawn(what, ABORT_TIMEOUT, async move {
+                abort_uploads_of_key(&client, &key).await
+            }) {
+                tracing::warn!(key = %self.key, "multipart upload creation dropped outside a tokio runtime: not aborted");
+            }
+            return;
+        }
         let Some(id) = self.upload_id.take() else {
             return;
         };
@@ -169,6 +203,40 @@ impl Drop for AbortGuard {
                 key = %k, bucket = %b, upload_id = %i,
                 "multipart upload dropped outside a tokio runtime: not aborted"
             );
+        }
+    }
+}
+
+/// Aborts every incomplete multipart upload of exactly `key` (ListMultipartUploads by
+/// prefix), twice a few seconds apart: a create request the server sees late is caught by
+/// the second pass. Segment keys are unique per segment id, so only another attempt of
+/// the same copy could be hit, and that attempt then fails and is retried by the broker.
+async fn abort_uploads_of_key(client: &S3Client, key: &ObjectKey) {
+    for pass in 0..2 {
+        if pass > 0 {
+            tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+        }
+        let listed = client
+            .sdk
+            .list_multipart_uploads()
+            .bucket(client.bucket.as_ref())
+            .prefix(key.as_str())
+            .send()
+            .await;
+        match listed {
+            Ok(page) => {
+                for u in page.uploads() {
+                    if let (Some(k), Some(id)) = (u.key(), u.upload_id()) {
+                        if k == key.as_str() {
+                            abort_upload(client, key, id).await;
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                let e = classify("ListMultipartUploads", &client.bucket, key, None, e);
+                tracing::warn!(error = %e, "cannot list multipart uploads to abort");
+            }
         }
     }
 }
@@ -238,6 +306,7 @@ async fn multipart(
     size: Option<u64>,
 ) -> Result<u64, BackendError> {
     let (sse, kms) = client.sse();
+    let mut guard = AbortGuard::creating(client, key);
     let created = client
         .sdk
         .create_multipart_upload()
@@ -248,7 +317,10 @@ async fn multipart(
         .set_ssekms_key_id(kms)
         .send()
         .await
-        .map_err(|e| classify("CreateMultipartUpload", &client.bucket, key, None, e))?;
+        .map_err(|e| classify("CreateMultipartUpload", &client.bucket, key, None, e));
+    // On an error the guard (still "creating") looks for an upload the server may have
+    // started anyway.
+    let created = created?;
     let upload_id = created
         .upload_id()
         .ok_or_else(|| BackendError::Other {
@@ -261,11 +333,7 @@ async fn multipart(
         })?
         .to_string();
     tracing::debug!(key = %key, upload_id, "multipart upload started");
-    let mut guard = AbortGuard {
-        client: client.clone(),
-        key: key.clone(),
-        upload_id: Some(upload_id.clone()),
-    };
+    guard.created(&upload_id);
     let result = async {
         let (parts, total) = upload_parts(client, key, &upload_id, first, reader).await?;
         check_size(key, size, total)?;
