@@ -2,6 +2,7 @@
 # The JVM side of the benchmark (issue 8): the tsm plugin jar vs the Java baseline RSM.
 #
 #   bench/jvm/run.sh [--backend filesystem|s3] [--data DIR] [--out FILE] [--quick] [--size-mib N]
+#                    [--concurrent-copies | --concurrent-copies-only]
 #
 # 1. builds bench/jvm (mvn -B package: compile + unit tests; offline first, online if a
 #    dependency is missing; incremental, so re-runs are cheap);
@@ -24,6 +25,16 @@
 # Before each measured call: a JIT warm-up (AES-GCM for aes modes, then a copy/fetch of a
 # 32 MiB prefix), a GC and a reset of the peak-RSS mark (see bench/jvm/README.md).
 # --quick: fewer fetch samples and no warm-up (CI smoke: correctness, no timing assertions).
+#
+# Concurrent copies against the memory budget (OFF unless asked for; the CI smoke run never
+# does): --concurrent-copies (or TSM_BENCH_CONCURRENT_COPIES=1) adds, after the cases above,
+# `BenchMain copy-concurrent` on DIR/compressible in mode $TSM_BENCH_CONCURRENT_MODE (zstd+aes):
+# $TSM_BENCH_CONCURRENCY (10) copies at once through ONE plugin instance, one JVM per run:
+# tsm once per budget in $TSM_BENCH_CONCURRENT_BUDGETS (bytes or MiB/GiB suffixes; default
+# "256MiB 128MiB", passed as tsm.memory.budget.bytes), then the Java baseline once. Each run
+# deletes its segments. --concurrent-copies-only (or TSM_BENCH_CONCURRENT_COPIES=only) runs
+# just these (no per-case matrix, no cross-check). Lines go to $TSM_BENCH_CONCURRENT_OUT
+# (default: copy-concurrent.jsonl next to FILE), not FILE: the report keeps one line per case.
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 HERE="$TSM_ROOT/bench/jvm"
 
@@ -32,6 +43,10 @@ data="${TSM_BENCH_DATA:-/var/tmp/tsm-bench/data}"
 out="${TSM_BENCH_OUT:-/var/tmp/tsm-bench/results.jsonl}"
 quick=0
 size_mib=16
+# off | on | only (see the header); the env var lets bench/run.sh pass it through.
+concurrent="${TSM_BENCH_CONCURRENT_COPIES:-off}"
+case "$concurrent" in 0|off|'') concurrent=off ;; 1|on|yes|true) concurrent=on ;; only) ;;
+  *) die "TSM_BENCH_CONCURRENT_COPIES must be 1, only or 0, not $concurrent" ;; esac
 while [ $# -gt 0 ]; do
   case "$1" in
     --backend) backend="${2:?--backend needs a value}"; shift 2 ;;
@@ -39,6 +54,8 @@ while [ $# -gt 0 ]; do
     --out) out="${2:?--out needs a value}"; shift 2 ;;
     --size-mib) size_mib="${2:?--size-mib needs a value}"; shift 2 ;;
     --quick) quick=1; shift ;;
+    --concurrent-copies) concurrent=on; shift ;;
+    --concurrent-copies-only) concurrent=only; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "bench/jvm/run.sh: unknown argument $1 (see --help)" ;;
   esac
@@ -119,8 +136,13 @@ run_case() { # op plugin set mode [extra args]
   fi
 }
 
+if [ "$concurrent" = only ]; then
+  sets_for_matrix=()
+else
+  sets_for_matrix=("${sets[@]}")
+fi
 log "JVM cases (-Xmx$xmx, one JVM per case) -> $out"
-for set in "${sets[@]}"; do
+for set in "${sets_for_matrix[@]}"; do
   for mode in plain zstd aes zstd+aes; do
     for plugin in tsm java; do
       run_case copy "$plugin" "$set" "$mode"
@@ -135,13 +157,37 @@ for set in "${sets[@]}"; do
   done
 done
 
-log "cross-check: tsm <-> Java baseline, every mode ($backend)"
-if ! "${jvm[@]}" crosscheck --backend "$backend" --work "$work" --data "${sets[@]}"; then
-  failed+=("crosscheck")
+if [ "$concurrent" != only ]; then
+  log "cross-check: tsm <-> Java baseline, every mode ($backend)"
+  if ! "${jvm[@]}" crosscheck --backend "$backend" --work "$work" --data "${sets[@]}"; then
+    failed+=("crosscheck")
+  fi
+fi
+
+if [ "$concurrent" != off ]; then
+  c_out="${TSM_BENCH_CONCURRENT_OUT:-$(dirname "$out")/copy-concurrent.jsonl}"
+  c_n="${TSM_BENCH_CONCURRENCY:-10}"
+  c_mode="${TSM_BENCH_CONCURRENT_MODE:-zstd+aes}"
+  c_set="$data/compressible"
+  log "concurrent copies: $c_n at once through one plugin instance, $c_mode, $(basename "$c_set") -> $c_out"
+  for budget in ${TSM_BENCH_CONCURRENT_BUDGETS:-256MiB 128MiB}; do
+    if ! "${jvm[@]}" copy-concurrent --plugin tsm --backend "$backend" --data "$c_set" --mode "$c_mode" \
+        --concurrency "$c_n" --memory-budget-bytes "$budget" --out "$c_out" --work "$work" "${warm[@]}"; then
+      failed+=("copy-concurrent tsm budget $budget")
+    fi
+  done
+  if ! "${jvm[@]}" copy-concurrent --plugin java --backend "$backend" --data "$c_set" --mode "$c_mode" \
+      --concurrency "$c_n" --out "$c_out" --work "$work" "${warm[@]}"; then
+    failed+=("copy-concurrent java")
+  fi
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '[bench-jvm] FAILED: %s\n' "${failed[@]}" >&2
   exit 1
 fi
-log "bench/jvm: all cases and the cross-check passed; results in $out"
+case "$concurrent" in
+  off) log "bench/jvm: all cases and the cross-check passed; results in $out" ;;
+  on) log "bench/jvm: all cases, the cross-check and the concurrent copies passed; results in $out and $c_out" ;;
+  only) log "bench/jvm: the concurrent copies passed; results in $c_out" ;;
+esac

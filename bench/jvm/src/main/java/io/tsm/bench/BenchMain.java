@@ -30,12 +30,13 @@ import picocli.CommandLine.Option;
  *
  * <p>Commands: {@code copy}, {@code fetch-1mib}, {@code fetch-seq}, {@code fetch-seq-cached},
  * {@code fetch-stream} (measured; fetched bytes are checked against the file outside the timed
- * sections); {@code delete}, {@code crosscheck}, {@code keygen}, {@code gen} (not measured).
+ * sections); {@code copy-concurrent} (N copies at once through one plugin instance: peak RSS
+ * against {@code tsm.memory.budget.bytes}; {@link CopyConcurrent}); {@code delete}, {@code crosscheck}, {@code keygen}, {@code gen} (not measured).
  * Exit code 0 on success, 1 on a failed case or a cross-check mismatch, 2 on bad usage.
  */
 @Command(name = "BenchMain", mixinStandardHelpOptions = true,
         subcommands = {BenchMain.Copy.class, BenchMain.Fetch1Mib.class, BenchMain.FetchSeq.class,
-                BenchMain.FetchSeqCached.class, BenchMain.FetchStream.class, BenchMain.Delete.class, CrossCheck.class, BenchMain.KeyGen.class,
+                BenchMain.FetchSeqCached.class, BenchMain.FetchStream.class, CopyConcurrent.class, BenchMain.Delete.class, CrossCheck.class, BenchMain.KeyGen.class,
                 BenchMain.Gen.class},
         description = "JVM side of the tsm benchmark: the tsm plugin jar vs the Java baseline RSM.")
 public final class BenchMain implements Callable<Integer> {
@@ -80,6 +81,11 @@ public final class BenchMain implements Callable<Integer> {
 
         /** Loads the set, makes the keys, configures the plugin (not measured). */
         void open(boolean cached) throws Exception {
+            open(cached, Map.of());
+        }
+
+        /** As {@link #open(boolean)}, with {@code overrides} put into the configuration map last. */
+        void open(boolean cached, Map<String, Object> overrides) throws Exception {
             rssAtStart = ProcessStats.rssBytes();
             set = SegmentSet.load(data);
             Pem.ensureKeyPair(work.resolve("keys"));
@@ -87,6 +93,7 @@ public final class BenchMain implements Callable<Integer> {
             if (cached) {
                 Plugins.addChunkCache(config);
             }
+            config.putAll(overrides);
             if (backend.equals("s3")) {
                 Plugins.S3Env.fromEnv().ensureBucket();
             }
