@@ -308,3 +308,35 @@ async fn delete_purges_the_segments_cached_chunks() {
         "chunks of a deleted segment stay cached"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_stops_a_copy_in_flight_and_shutdown_waits_for_its_clean_up() {
+    let world = World::new();
+    let (faulty, engine) = engine(&world, CompressionMode::On);
+    let engine = Arc::new(engine);
+    let seg = segment(&world.path("s"), record_batches(40, 0, 8), true, 8);
+    // The .indexes upload hangs far beyond any bound here: only close can end the copy.
+    faulty.on_nth(Op::Upload, 2, Fault::Stall(HANG));
+    let task = {
+        let (engine, metadata, data) = (engine.clone(), seg.metadata.clone(), seg.data.clone());
+        tokio::spawn(async move { engine.copy_log_segment_data(&metadata, &data).await })
+    };
+    within("the .log upload", async {
+        while !world.keys().await.iter().any(|k| k.ends_with(".log")) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(
+        within("shutdown", engine.shutdown(HUNG)).await,
+        "clean-up left running"
+    );
+    let r = within("the closed copy", task).await.expect("copy task");
+    assert!(matches!(r, Err(RsmError::Closed)), "{r:?}");
+    assert!(
+        world.keys().await.is_empty(),
+        "left: {:?}",
+        world.keys().await
+    );
+    assert_eq!(engine.memory_in_use(), 0);
+}

@@ -85,7 +85,11 @@ impl SharedError for RsmError {
             RsmError::Crypto(s) => RsmError::Crypto(s.clone()),
             // A deadline hit inside a shared load (the manifest load of a fetchIndex) stays
             // a timeout: retriable for every waiting caller.
-            RsmError::Timeout { what, after_ms, key } => RsmError::Timeout {
+            RsmError::Timeout {
+                what,
+                after_ms,
+                key,
+            } => RsmError::Timeout {
                 what: what.clone(),
                 after_ms: *after_ms,
                 key,

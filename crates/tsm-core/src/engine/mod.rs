@@ -92,6 +92,11 @@ pub(crate) struct Inner {
     /// Deadlines, memory budget, close bound (`lifecycle`).
     pub(crate) lifecycle: lifecycle::Lifecycle,
     closed: AtomicBool,
+    /// Cancelled by `close`: copies in flight stop (and clean up) instead of running on.
+    closing: tokio_util::sync::CancellationToken,
+    /// Copies in flight, so `shutdown` can wait until each has stopped and spawned its
+    /// clean-up.
+    copies: tokio_util::task::TaskTracker,
 }
 
 impl std::fmt::Debug for RemoteStorageManager {
@@ -237,6 +242,8 @@ impl RemoteStorageManager {
                 indexes,
                 chunks: None,
                 closed: AtomicBool::new(false),
+                closing: tokio_util::sync::CancellationToken::new(),
+                copies: tokio_util::task::TaskTracker::new(),
             }),
         }
     }
@@ -274,9 +281,16 @@ impl RemoteStorageManager {
         self.check_open()?;
         let span = tracing::info_span!("copy", segment = %segment_name(metadata));
         let t = Instant::now();
-        let r = copy::copy(&self.inner, metadata, data)
-            .instrument(span)
-            .await;
+        // `close` stops a copy in flight: its future is dropped here, and its guard deletes
+        // what it wrote (a compensation `shutdown` waits for).
+        let copy = self
+            .inner
+            .copies
+            .track_future(copy::copy(&self.inner, metadata, data).instrument(span));
+        let r = tokio::select! {
+            r = copy => r,
+            () = self.inner.closing.cancelled() => Err(RsmError::Closed),
+        };
         self.inner.stats.copy.record(t, &r);
         r
     }
@@ -337,10 +351,13 @@ impl RemoteStorageManager {
         r
     }
 
-    /// `close`: new calls fail with [`RsmError::Closed`]; calls and streams in flight
-    /// finish or fail on their own (each bounded by its deadlines). Idempotent.
+    /// `close`: new calls fail with [`RsmError::Closed`]; copies in flight stop with
+    /// [`RsmError::Closed`] and delete what they wrote (the broker copies the segment
+    /// again after its restart); fetch streams, fetchIndex and deletes in flight finish or
+    /// fail on their own (each bounded by its deadlines). Idempotent.
     pub fn close(&self) {
         self.inner.closed.store(true, Ordering::Release);
+        self.inner.closing.cancel();
     }
 
     /// [`close`](Self::close), then waits at most `timeout` for clean-up in flight
@@ -348,7 +365,12 @@ impl RemoteStorageManager {
     /// returns true when none is left. Call before stopping the runtime the engine runs on.
     pub async fn shutdown(&self, timeout: std::time::Duration) -> bool {
         self.close();
-        let idle = crate::backend::compensation::wait_idle(timeout).await;
+        let until = tokio::time::Instant::now() + timeout;
+        // Each stopped copy has spawned its clean-up once its future is gone.
+        self.inner.copies.close();
+        let _ = tokio::time::timeout_at(until, self.inner.copies.wait()).await;
+        let left = until.saturating_duration_since(tokio::time::Instant::now());
+        let idle = crate::backend::compensation::wait_idle(left).await;
         if !idle {
             tracing::warn!(
                 pending = crate::backend::compensation::pending(),

@@ -96,7 +96,7 @@ fn expired(key: &ObjectKey, what: String, limit: Duration, config_key: &str) -> 
 }
 
 fn range_text(range: Option<ByteRange>) -> String {
-    range.map_or_else(|| "the whole object".to_string(), |r| format!("bytes {r}"))
+    range.map_or_else(|| "the whole object".to_string(), |r| r.to_string())
 }
 
 /// `fut`, or [`RsmError::Timeout`] naming `what()` and `key` once `limit` has passed: the
