@@ -24,7 +24,7 @@ use tsm_core::config::ConfigError;
 
 use crate::config::{self, CredentialsSource, S3Config, Sse};
 use crate::credential::FileCredentials;
-use crate::error::classify;
+use crate::error::{classify_at, listing_key};
 
 /// Most keys one DeleteObjects request may carry (S3 API limit).
 pub const DELETE_BATCH: usize = 1000;
@@ -125,6 +125,16 @@ pub struct S3Client {
 }
 
 impl S3Client {
+    /// Where requests go, for error messages: `s3.endpoint.url` when set, else the AWS
+    /// endpoint of the region.
+    pub fn endpoint(&self) -> String {
+        match (&self.cfg.endpoint_url, self.sdk.config().region()) {
+            (Some(url), _) => url.clone(),
+            (None, Some(region)) => format!("the AWS endpoint of region {region}"),
+            (None, None) => "the AWS endpoint".to_string(),
+        }
+    }
+
     /// `x-amz-server-side-encryption` and the KMS key id to send on PutObject /
     /// CreateMultipartUpload.
     pub fn sse(&self) -> (Option<ServerSideEncryption>, Option<String>) {
@@ -150,7 +160,16 @@ impl S3Client {
             .body(SdkByteStream::from(body))
             .send()
             .await
-            .map_err(|e| classify("PutObject", &self.bucket, key, None, e))?;
+            .map_err(|e| {
+                classify_at(
+                    "PutObject",
+                    &self.bucket,
+                    Some(&self.endpoint()),
+                    key,
+                    None,
+                    e,
+                )
+            })?;
         Ok(())
     }
 
@@ -171,7 +190,16 @@ impl S3Client {
                 .key(key.as_str())
                 .send()
                 .await
-                .map_err(|e| classify("HeadObject", &self.bucket, key, range, e))?;
+                .map_err(|e| {
+                    classify_at(
+                        "HeadObject",
+                        &self.bucket,
+                        Some(&self.endpoint()),
+                        key,
+                        range,
+                        e,
+                    )
+                })?;
             return Err(BackendError::InvalidRange {
                 key: key.clone(),
                 range: r,
@@ -184,34 +212,41 @@ impl S3Client {
             .bucket(self.bucket.as_ref())
             .key(key.as_str())
             .set_range(range.map(http_range));
-        let out = req
-            .send()
-            .await
-            .map_err(|e| classify("GetObject", &self.bucket, key, range, e))?;
+        let out = req.send().await.map_err(|e| {
+            classify_at(
+                "GetObject",
+                &self.bucket,
+                Some(&self.endpoint()),
+                key,
+                range,
+                e,
+            )
+        })?;
         if let (Some(r), None) = (range, out.content_range()) {
             // A 200 with the whole object instead of a 206: never hand out wrong bytes.
             return Err(BackendError::Other {
                 key: key.clone(),
                 detail: format!(
-                    "s3 GetObject on bucket {}: the server ignored the Range header ({r})",
-                    self.bucket
+                    "s3 GetObject on bucket {} at {}: the server ignored the Range header ({r})",
+                    self.bucket,
+                    self.endpoint()
                 ),
                 source: None,
             });
         }
         let body = out.body;
         let key = key.clone();
-        let bucket = self.bucket.clone();
+        let place: Arc<str> = Arc::from(format!("bucket {} at {}", self.bucket, self.endpoint()));
         let stream = futures::stream::try_unfold(body, move |mut body| {
             let key = key.clone();
-            let bucket = bucket.clone();
+            let place = place.clone();
             async move {
                 match body.try_next().await {
                     Ok(Some(bytes)) => Ok(Some((bytes, body))),
                     Ok(None) => Ok(None),
                     Err(e) => Err(BackendError::transient(
                         &key,
-                        format!("s3 GetObject on bucket {bucket}: body read failed"),
+                        format!("s3 GetObject on {place}: body read failed"),
                         e,
                     )),
                 }
@@ -242,7 +277,16 @@ impl S3Client {
                 .delete(delete)
                 .send()
                 .await
-                .map_err(|e| classify("DeleteObjects", &self.bucket, first, None, e))?;
+                .map_err(|e| {
+                    classify_at(
+                        "DeleteObjects",
+                        &self.bucket,
+                        Some(&self.endpoint()),
+                        first,
+                        None,
+                        e,
+                    )
+                })?;
             let failed: Vec<_> = out
                 .errors()
                 .iter()
@@ -257,8 +301,9 @@ impl S3Client {
                     .unwrap_or_else(|| first.clone());
                 let code = err.code().unwrap_or("unknown");
                 let detail = format!(
-                    "s3 DeleteObjects on bucket {}: HTTP 200 with {} per-key error(s); this key: {code}: {}",
+                    "s3 DeleteObjects on bucket {} at {}: HTTP 200 with {} per-key error(s); this key: {code}: {}",
                     self.bucket,
+                    self.endpoint(),
                     failed.len(),
                     err.message().unwrap_or_default()
                 );
@@ -290,11 +335,14 @@ impl S3Client {
             .prefix(prefix.as_str())
             .into_paginator()
             .send();
-        let prefix = prefix.clone();
+        // Errors name `s3://<bucket>/<prefix>` (never an empty key) and the endpoint.
+        let target = listing_key(&self.bucket, prefix);
         let bucket = self.bucket.clone();
+        let endpoint: Arc<str> = Arc::from(self.endpoint());
         futures::stream::unfold(pages, move |mut pages| {
-            let prefix = prefix.clone();
+            let target = target.clone();
             let bucket = bucket.clone();
+            let endpoint = endpoint.clone();
             async move {
                 let page = pages.next().await?;
                 let items: Vec<Result<ObjectMeta, BackendError>> = match page {
@@ -312,7 +360,14 @@ impl S3Client {
                         })
                         .map(Ok)
                         .collect(),
-                    Err(e) => vec![Err(classify("ListObjectsV2", &bucket, &prefix, None, e))],
+                    Err(e) => vec![Err(classify_at(
+                        "ListObjectsV2",
+                        &bucket,
+                        Some(&endpoint),
+                        &target,
+                        None,
+                        e,
+                    ))],
                 };
                 Some((futures::stream::iter(items), pages))
             }
@@ -360,6 +415,78 @@ mod tests {
         let t = c.config().timeout_config().expect("timeouts");
         assert_eq!(t.connect_timeout(), sdk_default);
         assert_eq!(t.operation_timeout(), Some(Duration::from_secs(5)));
+    }
+
+    /// An [`S3Client`] for `bucket` at http://127.0.0.1:1 that tries each call once (the
+    /// test does not wait for the SDK's retry backoff).
+    async fn s3_client(bucket: &str) -> S3Client {
+        let sdk = client(&[]).await;
+        let sdk = Client::from_conf(
+            sdk.config()
+                .to_builder()
+                .retry_config(aws_sdk_s3::config::retry::RetryConfig::disabled())
+                .build(),
+        );
+        let mut m: BTreeMap<String, String> = BTreeMap::new();
+        m.insert(config::BUCKET_NAME.into(), bucket.into());
+        m.insert(config::ENDPOINT_URL.into(), "http://127.0.0.1:1".into());
+        let cfg = S3Config::from_storage_config(&StorageConfig::new(m)).expect("config");
+        S3Client {
+            sdk,
+            bucket: Arc::from(bucket),
+            cfg: Arc::new(cfg),
+        }
+    }
+
+    /// Nothing listens on 127.0.0.1:1, so every call fails at connect, at once: the error
+    /// names the bucket, the endpoint and the prefix or key, and why the connection failed.
+    #[tokio::test]
+    async fn connection_errors_name_bucket_endpoint_and_key() {
+        use futures::TryStreamExt;
+        let c = s3_client("my-bucket").await;
+        let list_err = |prefix: ObjectKey| {
+            let c = c.clone();
+            async move {
+                c.list(&prefix)
+                    .try_collect::<Vec<_>>()
+                    .await
+                    .expect_err("nothing listens on 127.0.0.1:1")
+            }
+        };
+        // The whole bucket (no key.prefix): the key field is not empty.
+        let e = list_err(ObjectKey::plain("")).await;
+        let text = e.to_string();
+        assert!(e.is_transient(), "{text}");
+        assert!(!text.contains(" on : "), "{text}");
+        assert!(text.contains("s3://my-bucket/"), "{text}");
+        assert!(text.contains("ListObjectsV2"), "{text}");
+        assert!(text.contains("http://127.0.0.1:1"), "{text}");
+        assert!(text.to_lowercase().contains("refused"), "the cause: {text}");
+        // A prefix is named; a masked one stays masked.
+        let text = list_err(ObjectKey::new("tiered/", "orders-", false))
+            .await
+            .to_string();
+        assert!(text.contains("s3://my-bucket/tiered/orders-"), "{text}");
+        assert!(text.contains("http://127.0.0.1:1"), "{text}");
+        let text = list_err(ObjectKey::new("tenant-secret/", "orders-", true))
+            .await
+            .to_string();
+        assert!(!text.contains("tenant-secret"), "{text}");
+        assert!(
+            text.contains("<prefix>/orders-") && text.contains("my-bucket"),
+            "{text}"
+        );
+        // A GET names its key, the bucket and the endpoint.
+        let key = ObjectKey::plain("t-abc/0/00000000000000000000-xyz.rsm-manifest");
+        let text = match c.get_object(&key, None).await {
+            Ok(_) => panic!("nothing listens on 127.0.0.1:1"),
+            Err(e) => e.to_string(),
+        };
+        assert!(text.contains(key.as_str()), "{text}");
+        assert!(
+            text.contains("my-bucket") && text.contains("http://127.0.0.1:1"),
+            "{text}"
+        );
     }
 
     #[test]

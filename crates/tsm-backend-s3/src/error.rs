@@ -1,9 +1,15 @@
 //! S3 failures -> [`BackendError`], in one place: [`classify`] maps an SDK error (HTTP status
 //! and S3 error code, or a transport failure) to its meaning for the engine.
 //!
-//! Every message names the operation, the bucket, the key (masked [`ObjectKey`] `Display`),
-//! the HTTP status and the S3 error code, e.g.
-//! `s3 GetObject on bucket tiered: HTTP 403 AccessDenied: Access Denied (request id ...)`.
+//! Every message names the operation, the bucket, the endpoint (with [`classify_at`]),
+//! the key (masked [`ObjectKey`] `Display`; for a listing [`listing_key`],
+//! `s3://<bucket>/<prefix>`), the HTTP status and the S3 error code, or, when no response
+//! arrived, why (the innermost causes, e.g. `Connection refused`):
+//! `error on t/0/x.log: s3 GetObject on bucket tiered at https://s3.example: HTTP 403
+//! AccessDenied: Access Denied (request id ...)`,
+//! `transient error on s3://tiered/: s3 ListObjectsV2 on bucket tiered at
+//! http://127.0.0.1:1: no HTTP response (connection failure: tcp connect error: Connection
+//! refused (os error 111))`.
 
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::http::Response;
@@ -61,11 +67,57 @@ fn hint(status: Option<u16>, code: Option<&str>) -> &'static str {
     }
 }
 
+/// The key a failed listing of `prefix` reports: `s3://<bucket>/<prefix>`, never empty
+/// (a listing of the whole bucket has an empty prefix, which made `error on : ...`).
+/// A masked `key.prefix` stays masked (`<prefix>/...`; the bucket is in the detail).
+pub fn listing_key(bucket: &str, prefix: &ObjectKey) -> ObjectKey {
+    let masked = prefix.to_string() != prefix.as_str();
+    ObjectKey::new(
+        &format!("s3://{bucket}/{}", prefix.prefix()),
+        prefix.suffix(),
+        masked,
+    )
+}
+
+/// The innermost (at most two) causes of `err`, e.g. `tcp connect error: Connection
+/// refused (os error 111)`; empty when it has none.
+fn causes(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut chain: Vec<String> = Vec::new();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        let text = e.to_string();
+        if !text.is_empty() && chain.last() != Some(&text) {
+            chain.push(text);
+        }
+        cur = e.source();
+    }
+    let from = chain.len().saturating_sub(2);
+    chain[from..].join(": ")
+}
+
 /// Converts a failed SDK call. `op` is the S3 operation name (`GetObject`), `range` the
-/// range asked for (for [`BackendError::InvalidRange`]).
+/// range asked for (for [`BackendError::InvalidRange`]). The message names no endpoint:
+/// prefer [`classify_at`].
 pub fn classify<E>(
     op: &str,
     bucket: &str,
+    key: &ObjectKey,
+    range: Option<ByteRange>,
+    err: SdkError<E, Response>,
+) -> BackendError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    classify_at(op, bucket, None, key, range, err)
+}
+
+/// [`classify`], with the endpoint the request went to in the message
+/// (`s3 ListObjectsV2 on bucket b at http://127.0.0.1:1: ...`;
+/// [`crate::S3Client::endpoint`]).
+pub fn classify_at<E>(
+    op: &str,
+    bucket: &str,
+    endpoint: Option<&str>,
     key: &ObjectKey,
     range: Option<ByteRange>,
     err: SdkError<E, Response>,
@@ -92,10 +144,21 @@ where
         SdkError::ConstructionFailure(_) => "request not built",
         _ => "",
     };
-    let mut detail = format!("s3 {op} on bucket {bucket}:");
+    let mut detail = format!("s3 {op} on bucket {bucket}");
+    if let Some(e) = endpoint {
+        detail.push_str(&format!(" at {e}"));
+    }
+    detail.push(':');
     match status {
         Some(s) => detail.push_str(&format!(" HTTP {s}")),
-        None => detail.push_str(&format!(" no HTTP response ({kind})")),
+        None => {
+            let why = causes(&err);
+            match (kind, why.is_empty()) {
+                (_, true) => detail.push_str(&format!(" no HTTP response ({kind})")),
+                ("", false) => detail.push_str(&format!(" no HTTP response ({why})")),
+                (_, false) => detail.push_str(&format!(" no HTTP response ({kind}: {why})")),
+            }
+        }
     }
     if let Some(c) = &code {
         detail.push_str(&format!(" {c}"));
@@ -145,6 +208,19 @@ mod tests {
         assert_eq!(meaning(None, None), Meaning::Transient);
         assert_eq!(meaning(Some(403), Some("AccessDenied")), Meaning::Other);
         assert_eq!(meaning(Some(400), Some("InvalidArgument")), Meaning::Other);
+    }
+
+    #[test]
+    fn listing_keys_are_never_empty_and_stay_masked() {
+        let k = listing_key("b", &ObjectKey::plain(""));
+        assert_eq!(k.to_string(), "s3://b/");
+        let k = listing_key("b", &ObjectKey::new("tiered/", "orders-", false));
+        assert_eq!(k.to_string(), "s3://b/tiered/orders-");
+        let k = listing_key("b", &ObjectKey::new("secret/", "orders-", true));
+        assert_eq!(k.to_string(), "<prefix>/orders-");
+        // Masking on but no prefix configured: nothing to hide.
+        let k = listing_key("b", &ObjectKey::new("", "orders-", true));
+        assert_eq!(k.to_string(), "s3://b/orders-");
     }
 
     #[test]

@@ -1,6 +1,13 @@
 //! What every store command starts from: the plugin properties -> validated
 //! [`RsmConfig`] (same keys and checks as the broker) -> the engine
 //! ([`RemoteStorageManager::configure`]) over the configured backend, plus the key ring.
+//!
+//! The filesystem backend creates a missing `storage.root` (the broker's first copy
+//! starts an empty bucket directory). For the tool a missing root is almost always a
+//! mistyped path, and creating it would make `ls`, `verify` or `gc` report an empty,
+//! healthy bucket; so [`Context::new`] refuses it (exit 2, naming `storage.root` and the
+//! path) before the backend is built, unless the command uploads ([`RootPolicy::Create`],
+//! `tsm copy`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +19,15 @@ use tsm_crypto::KeyRing;
 use crate::error::{CliError, CliResult};
 use crate::output::Output;
 use tsm_backends::KINDS;
+
+/// What a command may do with a filesystem `storage.root` that does not exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootPolicy {
+    /// Refuse it (every command that reads, lists or deletes).
+    MustExist,
+    /// Let the backend create it (`tsm copy`: uploading into a new bucket directory).
+    Create,
+}
 
 /// A configured engine and what commands need next to it.
 pub struct Context {
@@ -29,11 +45,19 @@ pub struct Context {
 
 impl Context {
     /// Validates `props` and builds the backend. Invalid configuration is a usage error
-    /// (exit 2) naming the key.
-    pub async fn new(props: BTreeMap<String, String>, out: Output) -> CliResult<Self> {
+    /// (exit 2) naming the key; so is a missing filesystem `storage.root` under
+    /// [`RootPolicy::MustExist`].
+    pub async fn new(
+        props: BTreeMap<String, String>,
+        root: RootPolicy,
+        out: Output,
+    ) -> CliResult<Self> {
         // Validate first so configuration problems are reported as such (exit 2).
-        RsmConfig::from_props(props.clone(), KINDS)
+        let config = RsmConfig::from_props(props.clone(), KINDS)
             .map_err(|e| CliError::Usage(format!("configuration: {e}")))?;
+        if root == RootPolicy::MustExist {
+            check_filesystem_root(&config)?;
+        }
         let rsm = RemoteStorageManager::configure(props, KINDS)
             .await
             .map_err(|e| match e {
@@ -54,5 +78,26 @@ impl Context {
     /// The backend the engine stores to.
     pub fn backend(&self) -> &Arc<dyn StorageBackend> {
         self.rsm.backend()
+    }
+}
+
+/// For the filesystem backend: `storage.root` must exist (checked without creating
+/// anything). A root that exists but is not a usable directory, or cannot be examined, is
+/// left to the backend, which reports it naming the key.
+fn check_filesystem_root(config: &RsmConfig) -> CliResult {
+    if config.backend.name != tsm_core::backend::filesystem::KIND.name {
+        return Ok(());
+    }
+    // Absent: the backend reports `storage.root=<missing>`.
+    let Some(root) = config.storage.get("root") else {
+        return Ok(());
+    };
+    match std::fs::metadata(root) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CliError::Usage(format!(
+            "configuration: storage.root={root}: no such directory; check the path (only \
+             `tsm copy` creates a missing storage.root, the other commands read an \
+             existing one and create nothing)"
+        ))),
+        _ => Ok(()),
     }
 }

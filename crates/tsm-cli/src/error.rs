@@ -33,7 +33,8 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
-    /// Writing to stdout failed because the reader went away: exit quietly.
+    /// `fetch -o -`: writing to stdout failed because the reader went away: exit quietly
+    /// (other commands keep running with their output dropped, see `output.rs`).
     #[error("broken pipe")]
     BrokenPipe,
 }

@@ -7,7 +7,8 @@
 //! `main` -> [`run`] -> [`ExitCode`]: 0 ok, 1 findings or a failed operation, 2 usage or
 //! configuration errors. Logs (`RUST_LOG`, default `warn`) and progress bars go to
 //! stderr; results to stdout (text, or JSON with `--json`). A closed stdout pipe ends the
-//! program quietly with 0.
+//! output, not the command: the exit code is still the command's verdict (`tsm verify |
+//! head -1` exits 1 on a bad segment); `fetch -o -` stops and exits 0 quietly.
 
 mod cli;
 mod cmd;
@@ -64,6 +65,7 @@ fn run() -> ExitCode {
     };
     match runtime.block_on(cmd::dispatch(cli)) {
         Ok(()) => ExitCode::SUCCESS,
+        // Only `fetch -o -` returns it: the reader took what it wanted.
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tsm: {e}");

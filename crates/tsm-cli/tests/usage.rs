@@ -32,3 +32,101 @@ fn rekey_to_a_key_pair_not_on_the_ring_exits_2() {
     let r = w.tsm(&["rekey", "--to", "k9"]).expect_code(2);
     assert!(r.stderr.contains("k9"), "{}", r.stderr);
 }
+
+/// A mistyped `storage.root` is refused by every command that reads the store (exit 2,
+/// naming the key and the path) and the directory is not created; `tsm copy` creates it
+/// (uploading into a new bucket directory, as the broker does).
+#[test]
+fn a_missing_storage_root_is_refused_and_not_created() {
+    let w = World::new(false);
+    let typo = w.path("buckt");
+    let typo_s = typo.to_str().expect("utf-8").to_string();
+    let root = format!("storage.root={typo_s}");
+    let seg = "t-EjRWeAAAAAAAAAAAAAAAKg/0/00000000000000000000-AAAAAAAAAAEAAAAAAAAABw";
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["ls"],
+        vec!["ls", "--orphans"],
+        vec!["inspect", seg],
+        vec!["fetch", seg, "-o", "/dev/null"],
+        vec!["verify"],
+        vec!["delete", seg],
+        vec!["delete", seg, "--dry-run"],
+        vec!["gc", "--older-than", "0s"],
+    ];
+    for args in &commands {
+        let mut all = vec!["--set", root.as_str()];
+        all.extend_from_slice(args);
+        let r = w.tsm(&all).expect_code(2);
+        assert!(
+            r.stderr.contains("storage.root") && r.stderr.contains(&typo_s),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+        assert!(!typo.exists(), "{args:?} created {}", typo.display());
+    }
+    // A root that exists but is a file: refused too (by the backend), nothing created.
+    let file = w.path("a-file");
+    std::fs::write(&file, b"x").expect("write");
+    let r = w
+        .tsm(&["--set", &format!("storage.root={}", file.display()), "ls"])
+        .expect_code(2);
+    assert!(r.stderr.contains("storage.root"), "{}", r.stderr);
+
+    // copy creates the bucket directory; ls then reads it.
+    let local = w.path("local");
+    std::fs::create_dir_all(&local).expect("mkdir");
+    let log = local.join(format!("{:020}.log", 0));
+    std::fs::write(&log, crate::util::batches(3, 0, 50)).expect("write");
+    w.tsm(&[
+        "--set",
+        &root,
+        "copy",
+        log.to_str().expect("utf-8"),
+        "-t",
+        "t",
+        "-p",
+        "0",
+    ])
+    .expect_code(0);
+    assert!(typo.is_dir());
+    let ls = w
+        .tsm(&["--set", &root, "--json", "ls"])
+        .expect_code(0)
+        .json();
+    assert_eq!(ls["segments"].as_array().map(Vec::len), Some(1), "{ls}");
+}
+
+/// No `--config`, no `TSM_CONFIG`: the error says how to give the configuration (and
+/// still names the key).
+#[test]
+fn no_configuration_says_how_to_give_one() {
+    for args in [&["ls"][..], &["verify"], &["--set", "chunk.size=100", "ls"]] {
+        let r = tsm(args).expect_code(2);
+        for want in [
+            "storage.backend.class",
+            "--config FILE",
+            "TSM_CONFIG",
+            "server.properties",
+            "rsm.config.",
+        ] {
+            assert!(
+                r.stderr.contains(want),
+                "{args:?}: no {want:?} in {}",
+                r.stderr
+            );
+        }
+    }
+    // A file without the key (e.g. keys written without the rsm.config. prefix) names
+    // the file and the prefix.
+    let w = World::new(false);
+    let f = w.path("plain.properties");
+    std::fs::write(&f, "storage.backend.class=filesystem\nchunk.size=100\n").expect("write");
+    let r = tsm(&["--config", f.to_str().expect("utf-8"), "ls"]).expect_code(2);
+    assert!(
+        r.stderr.contains("rsm.config.storage.backend.class")
+            && r.stderr.contains(f.to_str().expect("utf-8")),
+        "{}",
+        r.stderr
+    );
+}

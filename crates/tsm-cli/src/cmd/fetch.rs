@@ -1,10 +1,13 @@
 //! `tsm fetch <segment> -o FILE [--range A-B | --index TYPE]`: restores the original
 //! segment bytes (or a byte range, or one index) through the engine's fetch path
 //! (ranged GETs, decrypt, decompress), streaming to the file. The file is written as
-//! `FILE.tsm-partial` and renamed when complete, so a failed fetch leaves no
-//! half-written FILE. Memory: the engine's fetch pipeline (`max_in_flight` chunks).
+//! `FILE.tsm-partial` and renamed when complete; on any failure (segment or object
+//! missing, a chunk that does not authenticate mid-stream, a local write error) the
+//! partial file is removed, so a failed fetch leaves neither a half-written FILE nor a
+//! `FILE.tsm-partial` (an existing FILE is left as it was). Memory: the engine's fetch
+//! pipeline (`max_in_flight` chunks).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use futures::StreamExt;
 use serde_json::json;
@@ -63,32 +66,9 @@ pub async fn run(
     let range = range.map(parse_range).transpose()?;
     let index = index.map(parse_index).transpose()?;
     let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg).await?;
-    let meta = seg.metadata();
     let mut sink = Sink::open(output).await?;
-    let written = if let Some(t) = index {
-        let bytes = ctx.rsm.fetch_index(&meta, t).await?;
-        sink.write(&bytes).await?;
-        bytes.len() as u64
-    } else {
-        let (start, end) = range.unwrap_or((0, None));
-        let bytes = manifest_io::read_bytes(ctx.backend(), &seg.keys.manifest).await?;
-        let m = manifest_io::parse(&seg.keys.manifest, &bytes).map_err(CliError::Findings)?;
-        let size = m.chunk_index.original_file_size();
-        let last = end.map_or(size, |e| e.saturating_add(1).min(size));
-        let pb = ctx
-            .out
-            .progress(last.saturating_sub(start), "fetching", true);
-        let mut stream = ctx.rsm.fetch_log_segment(&meta, start, end).await?;
-        let mut n = 0u64;
-        while let Some(piece) = stream.next().await {
-            let piece = piece?;
-            sink.write(&piece).await?;
-            n += piece.len() as u64;
-            pb.inc(piece.len() as u64);
-        }
-        pb.finish_and_clear();
-        n
-    };
+    // On any error `sink` is dropped here, which removes FILE.tsm-partial.
+    let written = restore(ctx, &seg, range, index, &mut sink).await?;
     sink.finish().await?;
     let what = match (index, range) {
         (Some(t), _) => t.java_name().to_string(),
@@ -113,15 +93,84 @@ pub async fn run(
     Ok(())
 }
 
+/// Streams the index or the (range of the) log into `sink`; the bytes written.
+async fn restore(
+    ctx: &Context,
+    seg: &crate::segment::SegmentRef,
+    range: Option<(u64, Option<u64>)>,
+    index: Option<IndexType>,
+    sink: &mut Sink,
+) -> CliResult<u64> {
+    let meta = seg.metadata();
+    if let Some(t) = index {
+        let bytes = ctx.rsm.fetch_index(&meta, t).await?;
+        sink.write(&bytes).await?;
+        return Ok(bytes.len() as u64);
+    }
+    let (start, end) = range.unwrap_or((0, None));
+    let bytes = manifest_io::read_bytes(ctx.backend(), &seg.keys.manifest).await?;
+    let m = manifest_io::parse(&seg.keys.manifest, &bytes).map_err(CliError::Findings)?;
+    let size = m.chunk_index.original_file_size();
+    let last = end.map_or(size, |e| e.saturating_add(1).min(size));
+    let pb = ctx
+        .out
+        .progress(last.saturating_sub(start), "fetching", true);
+    let copied = async {
+        let mut stream = ctx.rsm.fetch_log_segment(&meta, start, end).await?;
+        let mut n = 0u64;
+        while let Some(piece) = stream.next().await {
+            let piece = piece?;
+            sink.write(&piece).await?;
+            n += piece.len() as u64;
+            pb.inc(piece.len() as u64);
+        }
+        Ok(n)
+    }
+    .await;
+    pb.finish_and_clear();
+    copied
+}
+
 /// The destination: stdout (std's blocking handle: a CLI has nothing else to run while
-/// stdout is full), or a `.tsm-partial` file renamed on [`Sink::finish`].
+/// stdout is full), or a `.tsm-partial` file renamed on [`Sink::finish`] and removed when
+/// the sink is dropped unfinished (any error, mid-stream or in `finish` itself).
 enum Sink {
     Stdout(std::io::Stdout),
     File {
+        // Declared before `partial`: the file is closed before the guard removes it.
         file: tokio::fs::File,
-        partial: std::path::PathBuf,
-        target: std::path::PathBuf,
+        partial: PartialFile,
+        target: PathBuf,
     },
+}
+
+/// `FILE.tsm-partial`: removed on drop unless [`PartialFile::keep`] was called.
+struct PartialFile {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl PartialFile {
+    /// The file was renamed into place: nothing to remove.
+    fn keep(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for PartialFile {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::warn!(
+                path = %self.path.display(),
+                "cannot remove the partial file of a failed fetch: {e}"
+            ),
+        }
+    }
 }
 
 impl Sink {
@@ -131,13 +180,16 @@ impl Sink {
         }
         let mut partial = path.as_os_str().to_owned();
         partial.push(".tsm-partial");
-        let partial = std::path::PathBuf::from(partial);
+        let partial = PathBuf::from(partial);
         let file = tokio::fs::File::create(&partial)
             .await
             .map_err(|e| CliError::io(partial.display(), e))?;
         Ok(Self::File {
             file,
-            partial,
+            partial: PartialFile {
+                path: partial,
+                keep: false,
+            },
             target: path.to_path_buf(),
         })
     }
@@ -148,7 +200,7 @@ impl Sink {
             Self::File { file, partial, .. } => file
                 .write_all(data)
                 .await
-                .map_err(|e| CliError::io(partial.display(), e)),
+                .map_err(|e| CliError::io(partial.path.display(), e)),
         }
     }
 
@@ -156,23 +208,30 @@ impl Sink {
         match self {
             Self::Stdout(mut s) => std::io::Write::flush(&mut s).map_err(CliError::stdout),
             Self::File {
-                mut file,
+                file,
                 partial,
                 target,
             } => {
-                file.flush()
+                // `file` is closed when `close` returns, before `partial` can remove it.
+                close(file, &partial.path).await?;
+                tokio::fs::rename(&partial.path, &target)
                     .await
-                    .map_err(|e| CliError::io(partial.display(), e))?;
-                file.sync_all()
-                    .await
-                    .map_err(|e| CliError::io(partial.display(), e))?;
-                drop(file);
-                tokio::fs::rename(&partial, &target)
-                    .await
-                    .map_err(|e| CliError::io(target.display(), e))
+                    .map_err(|e| CliError::io(target.display(), e))?;
+                partial.keep();
+                Ok(())
             }
         }
     }
+}
+
+/// Flushes, syncs and closes `file` (at `path`).
+async fn close(mut file: tokio::fs::File, path: &Path) -> CliResult {
+    file.flush()
+        .await
+        .map_err(|e| CliError::io(path.display(), e))?;
+    file.sync_all()
+        .await
+        .map_err(|e| CliError::io(path.display(), e))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ pub mod rekey;
 pub mod verify;
 
 use crate::cli::{Cli, Command, ConfigCommand};
-use crate::context::Context;
+use crate::context::{Context, RootPolicy};
 use crate::error::CliResult;
 use crate::output::Output;
 use crate::props;
@@ -32,7 +32,12 @@ pub async fn dispatch(cli: Cli) -> CliResult {
         return config_docs::run(out);
     }
     let props = props::load(cli.global.config.as_deref(), &cli.global.set)?;
-    let ctx = Context::new(props, out).await?;
+    // Only an upload may start a new filesystem bucket directory (see context.rs).
+    let root = match cli.command {
+        Command::Copy(_) => RootPolicy::Create,
+        _ => RootPolicy::MustExist,
+    };
+    let ctx = Context::new(props, root, out).await?;
     match cli.command {
         Command::Ls {
             select,
