@@ -388,6 +388,17 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_streamError<'l>(
     })
 }
 
+/// `int streamErrorStatus(long stream)`: the status code (`ops::status`: transient, not
+/// found, error) of the failure that made `read` return `READ_ERROR`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_tsm_kafka_NativeBridge_streamErrorStatus<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    handle: jlong,
+) -> jint {
+    entry(&mut env, |_env| Ok(stream::error_status(handle as u64)))
+}
+
 /// `void closeStream(long stream)`: idempotent, cheap.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_tsm_kafka_NativeBridge_closeStream<'l>(

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use tsm_core::SegmentStream;
 
-use crate::ops::cause_chain;
+use crate::ops::{OpError, status};
 use crate::registry::Registry;
 use crate::runtime::Rt;
 
@@ -26,7 +26,9 @@ pub const READ_CLOSED: i32 = -3;
 struct Inner {
     stream: Option<SegmentStream>,
     current: Bytes,
-    error: Option<String>,
+    /// Why the stream failed: one of `ops::status` (so Java maps a transient failure onto
+    /// `RetriableRemoteStorageException`, as for the other calls) and the message.
+    error: Option<OpError>,
 }
 
 /// One open stream.
@@ -94,7 +96,7 @@ pub fn read(handle: u64, max: usize, timeout_ms: i64) -> ReadOutcome {
                 return ReadOutcome::Code(READ_EOF);
             }
             Ok(Some(Err(e))) => {
-                inner.error = Some(cause_chain(&e));
+                inner.error = Some(OpError::from(e));
                 inner.stream = None;
                 return ReadOutcome::Code(READ_ERROR);
             }
@@ -109,7 +111,17 @@ pub fn read(handle: u64, max: usize, timeout_ms: i64) -> ReadOutcome {
 pub fn error(handle: u64) -> Option<String> {
     let s = STREAMS.get(handle)?;
     let inner = s.inner.lock().unwrap_or_else(|p| p.into_inner());
-    inner.error.clone()
+    inner.error.as_ref().map(|e| e.message.clone())
+}
+
+/// The `ops::status` of the error that made [`read`] return [`READ_ERROR`]
+/// (`status::ERROR` when unknown: no error, or the stream is gone).
+pub fn error_status(handle: u64) -> i32 {
+    let Some(s) = STREAMS.get(handle) else {
+        return status::ERROR;
+    };
+    let inner = s.inner.lock().unwrap_or_else(|p| p.into_inner());
+    inner.error.as_ref().map_or(status::ERROR, |e| e.status)
 }
 
 /// Unregisters the stream (idempotent, cheap). A read in progress on another thread

@@ -56,6 +56,9 @@ final class NativeBridge {
 
     static native String streamError(long stream);
 
+    /** The op status code ({@link #TRANSIENT}, {@link #NOT_FOUND}, {@link #ERROR}) of a stream's failure. */
+    static native int streamErrorStatus(long stream);
+
     static native void closeStream(long stream);
 
     static native void initLogging(int maxLevel);

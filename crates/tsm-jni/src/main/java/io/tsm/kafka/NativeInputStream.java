@@ -13,7 +13,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>{@link #read(byte[], int, int)} blocks until at least one byte is available or returns -1
  * at the end, never 0 for a non-empty request (0 makes the broker spin). Native waits last at
- * most {@link Calls#SLICE_MS} ms; an interrupted thread gets {@link InterruptedIOException}.
+ * most {@link Calls#SLICE_MS} ms; an interrupted thread gets {@link InterruptedIOException}. A
+ * failed stream throws {@link IOException} whose cause is the exception the call would have
+ * thrown ({@link Calls#map}: retriable for a transient failure such as a deadline hit).
  * {@link #close()} is cheap, idempotent and thread-safe; a {@link Cleaner} frees the native
  * stream if the broker never closes it.
  */
@@ -78,8 +80,14 @@ final class NativeInputStream extends InputStream {
                         continue;
                     case NativeBridge.READ_EOF:
                         return -1;
-                    case NativeBridge.READ_ERROR:
-                        throw new IOException(what + ": " + NativeBridge.streamError(release.handle));
+                    case NativeBridge.READ_ERROR: {
+                        // The cause says what kind of failure it was, as for the other calls: a
+                        // transient one (a deadline hit, a dropped connection) is a
+                        // RetriableRemoteStorageException where the broker has the class.
+                        String message = what + ": " + NativeBridge.streamError(release.handle);
+                        throw new IOException(message,
+                                Calls.map(NativeBridge.streamErrorStatus(release.handle), message));
+                    }
                     default:
                         throw new IOException(what + ": stream closed");
                 }
