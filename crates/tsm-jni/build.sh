@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
-# Builds the Kafka plugin jar in one command: cargo release build of the tsm-jni cdylib, then
-# Maven (compile against Kafka `provided`, run the JUnit tests, package). Prints the jar path:
-#   crates/tsm-jni/target/tsm-kafka-plugin-<version>.jar
+# Builds the Kafka plugin in one command: cargo release build of the tsm-jni cdylib, split
+# into a stripped library and its debug info (Linux: objcopy), then Maven (compile against
+# Kafka `provided`, run the JUnit tests, package), then the plugin directory. Outputs:
+#   crates/tsm-jni/target/plugin/                  THE PLUGIN DIRECTORY: the jar and the
+#       tsm-kafka-plugin-<version>.jar             stripped libtsm_jni.so side by side; copy it
+#       libtsm_jni.so                              whole to the broker (class.path=<dir>/*):
+#                                                  the library loads in place, no extraction
+#   crates/tsm-jni/target/tsm-kafka-plugin-<version>.jar   the same jar (Maven's output)
+#   crates/tsm-jni/target/libtsm_jni.so.debug      DWARF of that build (zlib-compressed; the
+#                                                  .so has a .gnu_debuglink to it): keep it per
+#                                                  release for gdb / `addr2line -e` on the raw
+#                                                  frames of a native panic message
+# The jar also carries the library (extracted when it is not beside the jar) and its SHA-256.
+# The last line printed is the plugin directory's jar path.
 #
 #   crates/tsm-jni/build.sh               build + JUnit tests + jar
 #   crates/tsm-jni/build.sh --skip-tests  build + jar only
 # Environment: CARGO_TARGET_DIR (kept if set), TSM_JNI_FEATURES (cargo features, e.g.
 # "s3 gcs azure"), TSM_JNI_PROFILE (release | dev; default release), MAVEN_ARGS (extra).
+# Needs binutils (objcopy, readelf) on Linux.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -37,9 +49,38 @@ echo "[tsm-jni] cargo build --profile $profile -p tsm-jni ${features[*]}" >&2
 (cd "$root" && cargo build --profile "$profile" -p tsm-jni "${features[@]}") >&2
 outdir=$([ "$profile" = dev ] && echo debug || echo "$profile")
 
+src="$CARGO_TARGET_DIR/$outdir/$lib"
 native="$here/target/native/io/tsm/kafka/native/$platform"
+debug="$here/target/$lib.debug"
 mkdir -p "$native"
-cp "$CARGO_TARGET_DIR/$outdir/$lib" "$native/$lib"
+size() { if [ -f "$1" ]; then awk -v b="$(wc -c <"$1")" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; else echo "-"; fi; }
+sha256() { if command -v sha256sum >/dev/null; then sha256sum "$1"; else shasum -a 256 "$1"; fi | cut -d' ' -f1; }
+# Every step writes a temporary file and renames it: a JVM that maps the previous library
+# (a test broker) keeps its own inode.
+if [[ $platform == linux-* ]]; then
+  command -v objcopy >/dev/null && command -v readelf >/dev/null \
+    || { echo "build.sh: objcopy/readelf not found (apt-get install binutils)" >&2; exit 1; }
+  build_id=$(readelf -n "$src" | sed -n 's/^ *Build ID: *//p')
+  [ -n "$build_id" ] || { echo "build.sh: $src has no GNU build-id" >&2; exit 1; }
+  stamp="$here/target/native/$lib.build-id"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$build_id" ] || [ ! -f "$native/$lib" ] || [ ! -f "$debug" ]; then
+    echo "[tsm-jni] splitting $lib (build-id $build_id): stripped copy + $debug" >&2
+    tmp=$(mktemp -d "$here/target/.strip.XXXXXX")
+    objcopy --only-keep-debug --compress-debug-sections=zlib "$src" "$tmp/$lib.debug"
+    # Keeps .symtab (function names in backtraces); --add-gnu-debuglink records the .debug
+    # file's name and CRC for gdb and addr2line.
+    objcopy --strip-debug --add-gnu-debuglink="$tmp/$lib.debug" "$src" "$tmp/$lib"
+    mv -f "$tmp/$lib.debug" "$debug"
+    mv -f "$tmp/$lib" "$native/$lib"
+    rmdir "$tmp"
+    echo "$build_id" >"$stamp"
+  fi
+else
+  # macOS: shipped as built (dsymutil / strip -S are not wired in).
+  cp "$src" "$native/.$lib.tmp" && mv -f "$native/.$lib.tmp" "$native/$lib"
+fi
+# NativeLoader loads a libtsm_jni beside the jar in place only if it has this digest.
+echo "$(sha256 "$native/$lib")  $lib" >"$native/.$lib.sha256.tmp" && mv -f "$native/.$lib.sha256.tmp" "$native/$lib.sha256"
 
 # slf4j-simple opens its test log file (pom.xml) only if the folder exists.
 mkdir -p "$here/target/test-work"
@@ -53,4 +94,16 @@ mvn "${mvn_args[@]}" ${MAVEN_ARGS:-} >&2
 version=$(grep -m1 -o "<version>[^<]*</version>" "$here/pom.xml" | sed "s:</\?version>::g")
 jar="$here/target/tsm-kafka-plugin-$version.jar"
 [ -f "$jar" ] || { echo "build.sh: $jar was not produced" >&2; exit 1; }
-printf "\n%s\n" "$jar"
+
+# The plugin directory, built aside and swapped in.
+plugin="$here/target/plugin"
+new=$(mktemp -d "$here/target/.plugin.XXXXXX")
+cp "$jar" "$new/"
+cp "$native/$lib" "$new/$lib"
+chmod 755 "$new"
+rm -rf "$plugin.old.$$"
+if [ -e "$plugin" ]; then mv "$plugin" "$plugin.old.$$"; fi
+mv "$new" "$plugin"
+rm -rf "$plugin.old.$$"
+echo "[tsm-jni] sizes: jar $(size "$jar"), $lib (stripped) $(size "$plugin/$lib"), $lib.debug $(size "$debug"), unstripped build $(size "$src")" >&2
+printf "\nplugin directory (the jar and %s side by side; class.path=%s/*):\n%s\n" "$lib" "$plugin" "$plugin/$(basename "$jar")"

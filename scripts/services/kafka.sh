@@ -20,8 +20,11 @@
 #   --fresh                wipe the instance's data and logs first
 #   --rsm-class CLASS      remote.log.storage.manager.class.name
 #                          (default io.tsm.kafka.TsmRemoteStorageManager)
-#   --rsm-jar PATH         a jar for the plugin directory (repeatable); the broker gets
+#   --rsm-jar PATH         a file for the plugin directory (repeatable): the plugin jar, and
+#                          libtsm_jni.so beside it; the broker gets
 #                          remote.log.storage.manager.class.path=<dir>/plugin/* as in production
+#   --plugin-dir DIR       use DIR as the plugin directory as is (no copies, may be read-only):
+#                          class.path=DIR/*; instead of --rsm-jar
 #   --rsm-config K=V       rsm.config.K=V (repeatable)
 #   --config K=V           any broker property, applied last (repeatable)
 #   --ready-timeout SECS   (default 120)
@@ -160,6 +163,7 @@ parse_dir_only() {
 cmd_start() {
   local dir=$DEFAULT_DIR port=9092 cport=9093 jport=9999 fresh=0 timeout=120
   local rsm_class=io.tsm.kafka.TsmRemoteStorageManager
+  local plugin_dir=""
   local -a jars=() rsm=() extra=()
   while [ $# -gt 0 ]; do
     case $1 in
@@ -170,6 +174,7 @@ cmd_start() {
       --fresh) fresh=1; shift ;;
       --rsm-class) rsm_class=$2; shift 2 ;;
       --rsm-jar) jars+=("$2"); shift 2 ;;
+      --plugin-dir) plugin_dir=$2; shift 2 ;;
       --rsm-config) rsm+=("$2"); shift 2 ;;
       --config) extra+=("$2"); shift 2 ;;
       --ready-timeout) timeout=$2; shift 2 ;;
@@ -191,13 +196,22 @@ cmd_start() {
     fi
   done
   if [ $fresh = 1 ]; then rm -rf "$dir/data" "$dir/logs" "$dir/plugin"; fi
-  mkdir -p "$dir/data" "$dir/logs" "$dir/plugin"
-  rm -f "$dir/plugin/"*
-  for j in "${jars[@]}"; do
-    [ -f "$j" ] || die "plugin jar not found: $j"
-    cp "$j" "$dir/plugin/"
-  done
-  [ ${#jars[@]} -gt 0 ] || die "kafka.sh start: give the plugin with --rsm-jar PATH"
+  mkdir -p "$dir/data" "$dir/logs"
+  if [ -n "$plugin_dir" ]; then
+    [ ${#jars[@]} -eq 0 ] || die "kafka.sh start: --plugin-dir and --rsm-jar exclude each other"
+    [ -d "$plugin_dir" ] || die "plugin directory not found: $plugin_dir"
+    plugin_dir=$(cd "$plugin_dir" && pwd)
+    ls "$plugin_dir"/*.jar >/dev/null 2>&1 || die "no jar in the plugin directory $plugin_dir"
+  else
+    plugin_dir="$dir/plugin"
+    mkdir -p "$plugin_dir"
+    rm -f "$plugin_dir/"*
+    for j in "${jars[@]}"; do
+      [ -f "$j" ] || die "plugin file not found: $j"
+      cp "$j" "$plugin_dir/"
+    done
+    [ ${#jars[@]} -gt 0 ] || die "kafka.sh start: give the plugin with --rsm-jar PATH or --plugin-dir DIR"
+  fi
 
   {
     echo "# written by scripts/services/kafka.sh; regenerated on every start"
@@ -220,7 +234,7 @@ cmd_start() {
     echo "log.retention.check.interval.ms=1000"
     echo "remote.log.storage.system.enable=true"
     echo "remote.log.storage.manager.class.name=$rsm_class"
-    echo "remote.log.storage.manager.class.path=$dir/plugin/*"
+    echo "remote.log.storage.manager.class.path=$plugin_dir/*"
     echo "remote.log.metadata.manager.listener.name=PLAINTEXT"
     echo "rlmm.config.remote.log.metadata.topic.replication.factor=1"
     echo "rlmm.config.remote.log.metadata.topic.num.partitions=1"

@@ -3,13 +3,16 @@
 # with crates/tsm-jni/build.sh, which runs the JUnit tests against the filesystem backend
 # (every RemoteStorageManager method, error mapping, forced native panics, 16 concurrent
 # fetchers, close during in-flight fetches, leaked streams, two class loaders), then checks
-# the jar: it holds the native library under its platform path and no Kafka/SLF4J classes.
-# Needs java (17+) and mvn: fails loudly when they are missing.
+# the jar: it holds the native library under its platform path and no Kafka/SLF4J classes;
+# and the plugin directory (crates/tsm-jni/target/plugin/): the jar beside the same library,
+# stripped (no DWARF, under 64 MiB) with a .gnu_debuglink to target/libtsm_jni.so.debug of
+# the same build-id. Needs java (17+), mvn and binutils: fails loudly when they are missing.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TSM_ROOT"
 command -v java >/dev/null || die "java not found: install a JDK 17+ (e.g. apt-get install openjdk-17-jdk-headless)"
 command -v mvn >/dev/null || die "mvn not found: install Maven (e.g. apt-get install maven)"
 command -v jar >/dev/null || die "jar not found: install a full JDK (openjdk-17-jdk-headless)"
+command -v readelf >/dev/null || die "readelf not found: install binutils"
 
 log "building the plugin jar and running its JUnit tests"
 if ! jar_path=$(crates/tsm-jni/build.sh | tail -n 1); then
@@ -24,7 +27,35 @@ grep -qx 'io/tsm/kafka/TsmRemoteStorageManager.class' <<<"$listing" \
   || die "jar lacks io/tsm/kafka/TsmRemoteStorageManager.class"
 grep -qx 'io/tsm/kafka/native/linux-x86_64/libtsm_jni.so' <<<"$listing" \
   || die "jar lacks the linux-x86_64 native library"
+grep -qx 'io/tsm/kafka/native/linux-x86_64/libtsm_jni.so.sha256' <<<"$listing" \
+  || die "jar lacks the native library's SHA-256 (io/tsm/kafka/native/linux-x86_64/libtsm_jni.so.sha256)"
 if grep -E '^(org/apache/kafka|org/slf4j|kafka/)' <<<"$listing"; then
   die "jar contains Kafka or SLF4J classes (they must stay provided by the broker)"
 fi
-echo "jar check: 1 passed, 0 failed"
+
+plugin=$(dirname "$jar_path")
+so="$plugin/libtsm_jni.so"
+debug="$TSM_ROOT/crates/tsm-jni/target/libtsm_jni.so.debug"
+[ "$plugin" = "$TSM_ROOT/crates/tsm-jni/target/plugin" ] || die "build.sh's jar is not in the plugin directory (got $jar_path)"
+[ -f "$so" ] || die "no libtsm_jni.so beside the jar in $plugin"
+[ -f "$debug" ] || die "no $debug"
+unpacked=$(mktemp -d "${TMPDIR:-/tmp}/tsm-jar-check.XXXXXX")
+(cd "$unpacked" && jar xf "$jar_path" io/tsm/kafka/native/linux-x86_64/) || die "cannot unpack $jar_path"
+inner="$unpacked/io/tsm/kafka/native/linux-x86_64"
+cmp -s "$inner/libtsm_jni.so" "$so" || die "$so is not the library inside the jar"
+[ "$(cut -d' ' -f1 "$inner/libtsm_jni.so.sha256")" = "$(sha256sum "$so" | cut -d' ' -f1)" ] \
+  || die "the jar's libtsm_jni.so.sha256 does not match $so"
+rm -rf "$unpacked"
+sections=$(readelf -S -W "$so")
+if grep -q ' \.debug_' <<<"$sections"; then die "$so still has DWARF sections (not stripped)"; fi
+grep -q ' \.gnu_debuglink ' <<<"$sections" || die "$so has no .gnu_debuglink"
+grep -q ' \.symtab ' <<<"$sections" || die "$so lost its symbol table (function names in backtraces)"
+grep -q ' \.debug_line ' <<<"$(readelf -S -W "$debug")" || die "$debug has no line tables"
+id_so=$(readelf -n "$so" | sed -n 's/^ *Build ID: *//p')
+id_debug=$(readelf -n "$debug" | sed -n 's/^ *Build ID: *//p')
+[ -n "$id_so" ] && [ "$id_so" = "$id_debug" ] || die "build-ids differ: $so '$id_so', $debug '$id_debug'"
+so_bytes=$(wc -c <"$so")
+[ "$so_bytes" -lt $((64 * 1024 * 1024)) ] || die "$so is $so_bytes bytes: over the 64 MiB budget"
+mib() { awk -v b="$(wc -c <"$1")" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
+log "sizes: jar $(mib "$jar_path"), libtsm_jni.so $(mib "$so") (build-id $id_so), plugin directory $(du -sh --apparent-size "$plugin" | cut -f1), libtsm_jni.so.debug $(mib "$debug")"
+echo "jar check: 2 passed, 0 failed"

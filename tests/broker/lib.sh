@@ -9,9 +9,10 @@ DRIVER="$TSM_ROOT/tests/broker/driver.sh"
 # own one-command build (crates/tsm-jni/build.sh, by default with --skip-tests: its JUnit
 # tests are a test step of their own; TSM_PLUGIN_BUILD_ARGS overrides). TSM_PLUGIN_JAR=path
 # skips the build. Arguments: cargo features to link in (s3, gcs, azure), added to
-# TSM_JNI_FEATURES (harmless when the build already links them by default). The jar is
-# copied under $TSM_WORK/plugin-jars/ so that a later build in the shared tree cannot
-# replace it under a running test.
+# TSM_JNI_FEATURES (harmless when the build already links them by default). The jar and
+# the stripped libtsm_jni.so beside it (build.sh's plugin directory) are copied under
+# $TSM_WORK/plugin-jars/ so that a later build in the shared tree cannot replace them under
+# a running test: the printed jar's directory is a plugin directory.
 plugin_jar() {
   local f feats=""
   # shellcheck disable=SC2086  # a space-separated list
@@ -37,9 +38,14 @@ plugin_jar() {
   out=$(tail -n 1 "$blog" | sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
   rm -f "$blog"
   [ -f "$out" ] || die "crates/tsm-jni/build.sh did not print an existing jar path as its last line (got '$out')"
-  local keep="$TSM_WORK/plugin-jars/default${feats:+-${feats// /-}}"
+  local keep="$TSM_WORK/plugin-jars/default${feats:+-${feats// /-}}" f
   mkdir -p "$keep"
-  cp "$out" "$keep/" || die "cannot copy $out to $keep"
+  # Copy then rename: a broker of another test may map the previous library.
+  for f in "$out" "$(dirname "$out")/libtsm_jni.so"; do
+    [ -f "$f" ] || continue
+    cp "$f" "$keep/.$(basename "$f").tmp" && mv -f "$keep/.$(basename "$f").tmp" "$keep/$(basename "$f")" \
+      || die "cannot copy $f to $keep"
+  done
   echo "$keep/$(basename "$out")"
 }
 
@@ -257,5 +263,27 @@ setup_rsm() {
       ;;
     *) die "unknown remote storage manager '$rsm' (tsm or kafka-local)" ;;
   esac
-  RSM_ARGS=(--rsm-class "$RSM_CLASS" --rsm-jar "$PLUGIN_JAR" "${RSM_ARGS[@]}")
+  local files=(--rsm-jar "$PLUGIN_JAR")
+  # The library beside the jar goes into the broker's plugin directory too: loaded in place.
+  if [ "$rsm" = tsm ] && [ -f "$(dirname "$PLUGIN_JAR")/libtsm_jni.so" ]; then
+    files+=(--rsm-jar "$(dirname "$PLUGIN_JAR")/libtsm_jni.so")
+  fi
+  RSM_ARGS=(--rsm-class "$RSM_CLASS" "${files[@]}" "${RSM_ARGS[@]}")
+}
+
+# use_plugin_dir DIR: rewrites RSM_ARGS (after setup_rsm) so that the broker uses DIR, as
+# is, as its plugin directory (kafka.sh start --plugin-dir) instead of copies of the
+# --rsm-jar files; DIR must already hold them (e.g. a read-only mount of a copy).
+use_plugin_dir() {
+  local dir=$1 i
+  local -a out=()
+  for ((i = 0; i < ${#RSM_ARGS[@]}; i++)); do
+    if [ "${RSM_ARGS[i]}" = --rsm-jar ]; then
+      [ -f "$dir/$(basename "${RSM_ARGS[i + 1]}")" ] || die "use_plugin_dir: $dir lacks $(basename "${RSM_ARGS[i + 1]}")"
+      i=$((i + 1))
+    else
+      out+=("${RSM_ARGS[i]}")
+    fi
+  done
+  RSM_ARGS=("${out[@]}" --plugin-dir "$dir")
 }

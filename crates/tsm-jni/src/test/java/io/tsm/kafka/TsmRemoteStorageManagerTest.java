@@ -186,11 +186,13 @@ class TsmRemoteStorageManagerTest {
         RuntimeException direct = assertThrows(RuntimeException.class, () -> NativeBridge.testHook(h, 1, "boom-entry"));
         assertTrue(direct.getMessage().contains("boom-entry"), direct.getMessage());
         assertTrue(direct.getMessage().contains("exports.rs"), "location: " + direct.getMessage());
+        assertRawFramesResolve(direct.getMessage());
 
         long op = NativeBridge.testHook(h, 2, "boom-task");
         RemoteStorageException inTask = assertThrows(RemoteStorageException.class, () -> Calls.await(op, "test"));
         assertTrue(inTask.getMessage().contains("native panic"), inTask.getMessage());
         assertTrue(inTask.getMessage().contains("boom-task"), inTask.getMessage());
+        assertRawFramesResolve(inTask.getMessage());
 
         // The plugin still works afterwards.
         Fixtures.Segment s = Fixtures.segment(work.resolve("local"), 5000, false, 7);
@@ -199,6 +201,37 @@ class TsmRemoteStorageManagerTest {
             assertArrayEquals(s.log, in.readAllBytes());
         }
         NativeBridge.testHook(0, 3, "warn and error from native code (expected in the test log)");
+    }
+
+    /**
+     * The shipped library is stripped: a panic message must carry the build-id and the raw
+     * frame offsets, and (when build.sh left target/libtsm_jni.so.debug and addr2line is
+     * installed) those offsets must resolve to the panicking source file.
+     */
+    private static void assertRawFramesResolve(String message) throws Exception {
+        if (!NativeLoader.platform().startsWith("linux")) {
+            return;
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern
+                .compile("native frames \\(libtsm_jni build-id ([0-9a-f]{16,}), load base 0x[0-9a-f]+, [^)]*\\):((?: 0x[0-9a-f]+)+)")
+                .matcher(message);
+        assertTrue(m.find(), "build-id and raw frames in: " + message);
+        Path debug = java.nio.file.Paths.get(System.getProperty("tsm.test.work", "target/test-work")).toAbsolutePath()
+                .getParent().resolve("libtsm_jni.so.debug");
+        if (!java.nio.file.Files.isRegularFile(debug)) {
+            return;
+        }
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of("addr2line", "-Cfipe", debug.toString()));
+        cmd.addAll(java.util.List.of(m.group(2).trim().split(" ")));
+        Process p;
+        try {
+            p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        } catch (java.io.IOException e) {
+            return; // no addr2line (binutils) here
+        }
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), out);
+        assertTrue(out.contains("exports.rs"), "addr2line " + m.group(2) + " on " + debug + ":\n" + out);
     }
 
     @Test
