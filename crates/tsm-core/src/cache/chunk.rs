@@ -346,6 +346,9 @@ async fn write_entry(path: &Path, bytes: Bytes) -> DiskEntry {
     let result = async {
         let mut f = private_file_options().open(&tmp).await?;
         tokio::io::AsyncWriteExt::write_all(&mut f, &bytes).await?;
+        // tokio's File writes in the background: without the flush the rename can overtake
+        // the write and a reader sees a short file.
+        tokio::io::AsyncWriteExt::flush(&mut f).await?;
         drop(f);
         tokio::fs::rename(&tmp, path).await
     }
