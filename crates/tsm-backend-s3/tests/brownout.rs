@@ -633,15 +633,7 @@ impl World {
                 problems.push(format!("{k}: left by the failed or dropped copy"));
             }
         }
-        let uploads = self
-            .direct
-            .sdk_client()
-            .list_multipart_uploads()
-            .bucket(&self.bucket)
-            .send()
-            .await
-            .expect("ListMultipartUploads on MinIO");
-        for u in uploads.uploads() {
+        for u in self.multipart_uploads().await {
             problems.push(format!(
                 "incomplete multipart upload of {} (upload id {})",
                 u.key().unwrap_or("?"),
@@ -649,6 +641,19 @@ impl World {
             ));
         }
         problems
+    }
+
+    /// The bucket's incomplete multipart uploads, straight from MinIO.
+    async fn multipart_uploads(&self) -> Vec<aws_sdk_s3::types::MultipartUpload> {
+        self.direct
+            .sdk_client()
+            .list_multipart_uploads()
+            .bucket(&self.bucket)
+            .send()
+            .await
+            .expect("ListMultipartUploads on MinIO")
+            .uploads()
+            .to_vec()
     }
 
     /// Waits up to [`CLEANUP_WAIT`] until nothing is left behind.
@@ -673,15 +678,7 @@ impl World {
     async fn wait_for_multipart_upload<T>(&self, task: &tokio::task::JoinHandle<T>) {
         let until = Instant::now() + Duration::from_secs(10);
         loop {
-            let uploads = self
-                .direct
-                .sdk_client()
-                .list_multipart_uploads()
-                .bucket(&self.bucket)
-                .send()
-                .await
-                .expect("ListMultipartUploads on MinIO");
-            if !uploads.uploads().is_empty() {
+            if !self.multipart_uploads().await.is_empty() {
                 return;
             }
             assert!(

@@ -47,6 +47,26 @@ async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
         .unwrap_or_else(|_| panic!("{what}: still running after {HUNG:?} (hung)"))
 }
 
+/// Spawns a copy of `seg` and returns once its `.log` is stored (waiting on the event, not
+/// the clock); the caller has made a later upload hang.
+async fn copy_until_log_stored(
+    world: &World,
+    engine: &Arc<RemoteStorageManager>,
+    seg: &Segment,
+) -> tokio::task::JoinHandle<Result<Option<Vec<u8>>, RsmError>> {
+    let task = {
+        let (engine, metadata, data) = (engine.clone(), seg.metadata.clone(), seg.data.clone());
+        tokio::spawn(async move { engine.copy_log_segment_data(&metadata, &data).await })
+    };
+    within("the .log upload", async {
+        while !world.keys().await.iter().any(|k| k.ends_with(".log")) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    task
+}
+
 fn assert_deadline(e: &RsmError, key: &str) {
     assert!(e.is_transient(), "not retriable: {e}");
     assert!(e.to_string().contains(key), "does not name {key}: {e}");
@@ -134,17 +154,8 @@ async fn dropped_copy_deletes_what_it_wrote() {
     let engine = Arc::new(engine);
     let seg = segment(&world.path("s"), record_batches(40, 0, 3), true, 3);
     faulty.on_nth(Op::Upload, 2, Fault::Stall(HANG));
-    let task = {
-        let (engine, metadata, data) = (engine.clone(), seg.metadata.clone(), seg.data.clone());
-        tokio::spawn(async move { engine.copy_log_segment_data(&metadata, &data).await })
-    };
-    // Wait (on the event, not the clock) until the .log is stored, then drop the copy.
-    within("the .log upload", async {
-        while !world.keys().await.iter().any(|k| k.ends_with(".log")) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    // Then drop the copy.
+    let task = copy_until_log_stored(&world, &engine, &seg).await;
     assert!(engine.memory_in_use() > 0, "a copy in flight holds budget");
     task.abort();
     assert!(task.await.expect_err("aborted").is_cancelled());
@@ -317,16 +328,7 @@ async fn close_stops_a_copy_in_flight_and_shutdown_waits_for_its_clean_up() {
     let seg = segment(&world.path("s"), record_batches(40, 0, 8), true, 8);
     // The .indexes upload hangs far beyond any bound here: only close can end the copy.
     faulty.on_nth(Op::Upload, 2, Fault::Stall(HANG));
-    let task = {
-        let (engine, metadata, data) = (engine.clone(), seg.metadata.clone(), seg.data.clone());
-        tokio::spawn(async move { engine.copy_log_segment_data(&metadata, &data).await })
-    };
-    within("the .log upload", async {
-        while !world.keys().await.iter().any(|k| k.ends_with(".log")) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    let task = copy_until_log_stored(&world, &engine, &seg).await;
     assert!(
         within("shutdown", engine.shutdown(HUNG)).await,
         "clean-up left running"
