@@ -6,16 +6,8 @@
 # them on 127.0.0.1, runs the suite and always stops both.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TSM_ROOT"
-minio="$TSM_ROOT/scripts/services/minio.sh"
-toxiproxy="$TSM_ROOT/scripts/services/toxiproxy.sh"
 
-bash "$minio" install
-bash "$toxiproxy" install
-trap 'bash "$toxiproxy" stop; bash "$minio" stop' EXIT
-bash "$minio" start
-bash "$toxiproxy" start
-eval "$(bash "$minio" env)"
-eval "$(bash "$toxiproxy" env)"
+source "$TSM_ROOT/scripts/services/brownout-env.sh"
 unset TSM_SKIP_S3 TSM_SKIP_BROWNOUT
 # Two at a time: each test spends most of its time waiting on a deadline, and the two
 # cores are shared with MinIO and Toxiproxy.

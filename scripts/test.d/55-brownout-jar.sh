@@ -14,20 +14,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TSM_ROOT"
 command -v java >/dev/null || die "java not found: install a JDK 17+ (e.g. apt-get install openjdk-17-jdk-headless)"
 command -v mvn >/dev/null || die "mvn not found: install Maven (e.g. apt-get install maven)"
-minio="$TSM_ROOT/scripts/services/minio.sh"
-toxiproxy="$TSM_ROOT/scripts/services/toxiproxy.sh"
 jni="$TSM_ROOT/crates/tsm-jni"
 
 log "building the plugin jar (native library + classes; its JUnit tests run in 50-jni.sh)"
 crates/tsm-jni/build.sh --skip-tests >/dev/null || die "crates/tsm-jni/build.sh --skip-tests failed"
 
-bash "$minio" install
-bash "$toxiproxy" install
-trap 'bash "$toxiproxy" stop; bash "$minio" stop' EXIT
-bash "$minio" start
-bash "$toxiproxy" start
-eval "$(bash "$minio" env)"
-eval "$(bash "$toxiproxy" env)"
+source "$TSM_ROOT/scripts/services/brownout-env.sh"
 
 # Only BrownoutIT (-Dtest overrides the *IT exclude; failIfNoSpecifiedTests: a renamed class
 # fails instead of running nothing). The native library is on the test classpath as a
