@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Rust: formatting, clippy, and the tests that need no external service (codec, crypto,
-# core with its filesystem backend and end-to-end engine tests, CLI).
+# core with its filesystem backend and end-to-end engine tests, CLI), and the workspace-hack
+# check (one feature set for every build: scripts/tools/hakari.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TSM_ROOT"
 cargo fmt --all -- --check
+bash scripts/tools/hakari.sh check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --locked --workspace \
   --exclude tsm-backend-s3 --exclude tsm-backend-gcs --exclude tsm-backend-azure
