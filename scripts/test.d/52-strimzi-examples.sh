@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Strimzi examples (examples/strimzi/) and the Strimzi snippets of the docs: the Maven project
+# examples/strimzi/validate reads every manifest with Strimzi's API model (strictly: a
+# misspelt field fails) and checks it against the plugin's build (Dockerfile layout = the
+# plugin directory build.sh lays out, classPath, the class in the jar, key files = the
+# mounted Secret, no inline credentials, the KafkaTopic settings, memory outside the heap);
+# it dumps each Kafka resource's rsm.config.* as the broker gets it, and `tsm config check`
+# must accept every dump. Needs java (17+), mvn and cargo; fails loudly when one is missing.
+# The plugin directory comes from step 50 (crates/tsm-jni/build.sh); run alone, this step
+# builds it (--skip-tests). About 30 s with the plugin and tsm built.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+cd "$TSM_ROOT"
+command -v java >/dev/null || die "java not found: install a JDK 17+ (e.g. apt-get install openjdk-17-jdk-headless)"
+command -v mvn >/dev/null || die "mvn not found: install Maven (e.g. apt-get install maven)"
+command -v cargo >/dev/null || die "cargo not found: install a Rust toolchain"
+
+plugin="$TSM_ROOT/crates/tsm-jni/target/plugin"
+if ! compgen -G "$plugin/tsm-kafka-plugin-*.jar" >/dev/null || [ ! -f "$plugin/libtsm_jni.so" ]; then
+  log "no plugin directory at $plugin: building it (crates/tsm-jni/build.sh --skip-tests)"
+  crates/tsm-jni/build.sh --skip-tests >/dev/null || die "crates/tsm-jni/build.sh failed"
+fi
+
+log "building the tsm CLI (cargo build -p tsm-cli)"
+cargo build --locked -q -p tsm-cli
+TSM="$CARGO_TARGET_DIR/debug/tsm"
+[ -x "$TSM" ] || die "no tsm binary at $TSM"
+
+log "validating examples/strimzi/ with Strimzi's API model (examples/strimzi/validate)"
+dumps="$TSM_ROOT/examples/strimzi/validate/target/rsm-config"
+rm -rf "$dumps"
+mvn -B -ntp -Dstyle.color=never -f examples/strimzi/validate/pom.xml test \
+  -Dtsm.plugin.dir="$plugin" -Dtsm.rsm.config.dir="$dumps" \
+  || die "the Strimzi examples do not validate (reports: examples/strimzi/validate/target/surefire-reports)"
+
+"$TSM" config check --help >/dev/null 2>&1 \
+  || die "'$TSM config check' is not available: this step needs the tsm CLI's config check command (exit 0 when every key is known and every value valid)"
+shopt -s nullglob
+files=("$dumps"/*.properties)
+[ ${#files[@]} -gt 0 ] || die "the validation wrote no rsm.config dump under $dumps"
+passed=0
+failed=0
+for f in "${files[@]}"; do
+  if "$TSM" config check "$f"; then
+    passed=$((passed + 1))
+  else
+    log "FAILED: tsm config check $f"
+    failed=$((failed + 1))
+  fi
+done
+echo "tsm config check of the Strimzi rsm configs: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
