@@ -155,6 +155,7 @@ mod tests {
             },
         ],
         build: |_| Box::pin(async { Err(crate::ConfigError::new("x", "y", "z")) }),
+        validate: |_| Ok(()),
     };
 
     #[test]
