@@ -89,6 +89,11 @@ pub const MAX_IN_FLIGHT: &str = "tsm.max.in.flight";
 /// `tsm.close.timeout.ms` (tsm only)
 pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
 
+/// `tsm.log.level` (tsm only)
+pub const LOG_LEVEL: &str = "tsm.log.level";
+/// `tsm.log.filter` (tsm only)
+pub const LOG_FILTER: &str = "tsm.log.filter";
+
 /// Prefix of the keys read by the plugin's JNI layer and Java classes (crate tsm-jni),
 /// removed before the engine sees the map.
 pub const JNI_KEY_PREFIX: &str = "tsm.jni.";
@@ -369,6 +374,24 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         "30000",
         "tsm only. How long (ms) `close()` waits for clean-up in flight (deletes of \
          cancelled copies, multipart aborts) before the native runtime stops. At least 1.",
+    ),
+    key(
+        LOG_LEVEL,
+        "",
+        "tsm only. Level of tsm's own native log records (targets `tsm_*`): `off`, `error`, \
+         `warn`, `info`, `debug` or `trace`. Unset: the level the broker's logging (log4j \
+         through SLF4J) gives the logger `io.tsm.kafka.native` (which inherits \
+         `io.tsm.kafka`'s). The SDKs and the HTTP/TLS stack stay at `warn` whatever this \
+         says (see `tsm.log.filter`). Records still pass the broker's logger levels too.",
+    ),
+    key(
+        LOG_FILTER,
+        "",
+        "tsm only. Extra directives for the native log filter, in tracing-subscriber's \
+         `EnvFilter` syntax, applied after `tsm.log.level` (a more specific target wins): \
+         e.g. `aws_smithy_runtime=debug,hyper_util=debug` to see the S3 SDK's requests. \
+         Header values, credentials, signatures and key material are redacted from every \
+         record at every level.",
     ),
 ];
 

@@ -10,6 +10,7 @@
 
 mod check;
 mod docs;
+pub mod effective;
 pub mod keys;
 mod rsm;
 mod storage;
@@ -19,6 +20,7 @@ pub use docs::render_configuration_markdown;
 pub use keys::{CONFIG_KEYS, JNI_KEYS};
 pub use rsm::{
     ChunkCacheConfig, ChunkCacheKind, CustomMetadataField, EncryptionConfig, IndexesCacheConfig,
-    KeyPairConfig, LifecycleConfig, ManifestCacheConfig, RsmConfig, UnknownKey, closest_key,
+    KeyPairConfig, LifecycleConfig, LogConfig, ManifestCacheConfig, RsmConfig, UnknownKey,
+    closest_key,
 };
 pub use storage::{BackendKind, BuildFuture, ConfigError, ConfigKeyDoc, StorageConfig};

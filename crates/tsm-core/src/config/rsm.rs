@@ -12,6 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use tracing_subscriber::filter::LevelFilter;
+
 use super::keys::*;
 use super::{BackendKind, ConfigError, ConfigKeyDoc, StorageConfig};
 
@@ -157,6 +159,66 @@ pub struct RsmConfig {
     /// The `tsm.storage.*.timeout.ms`, `tsm.memory.budget.bytes`, `tsm.max.in.flight` and
     /// `tsm.close.timeout.ms` keys.
     pub lifecycle: LifecycleConfig,
+    /// `tsm.log.level`, `tsm.log.filter`.
+    pub log: LogConfig,
+}
+
+/// `tsm.log.level` and `tsm.log.filter`: what the plugin's native log forwarding lets
+/// through (applied by crate tsm-jni's `logging`; the operator tool uses `RUST_LOG`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `tsm.log.level`: the level of tsm's own targets; `None`: the broker's.
+    pub level: Option<LevelFilter>,
+    /// `tsm.log.filter`: extra `EnvFilter` directives (validated), verbatim.
+    pub filter: Option<String>,
+}
+
+impl LogConfig {
+    /// `tsm.log.level` and `tsm.log.filter` of `props` (`rsm.config.` stripped).
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the key: a level that is not `off`, `error`, `warn`,
+    /// `info`, `debug` or `trace`; a filter `EnvFilter` refuses.
+    pub fn from_props(props: &BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let problems = Problems::default();
+        let log = parse_log(&Props { map: props }, &problems);
+        match problems.into_vec().into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(log),
+        }
+    }
+}
+
+fn parse_log(p: &Props<'_>, pb: &Problems) -> LogConfig {
+    let level = p
+        .get(LOG_LEVEL)
+        .and_then(|v| match v.parse::<LevelFilter>() {
+            // Numbers parse too (1 = error ... 5 = trace); only names are documented.
+            Ok(l) if v.chars().all(|c| c.is_ascii_alphabetic()) => Some(l),
+            _ => {
+                pb.push(ConfigError::new(
+                    LOG_LEVEL,
+                    v,
+                    "off, error, warn, info, debug or trace",
+                ));
+                None
+            }
+        });
+    let filter =
+        p.get(LOG_FILTER).and_then(
+            |v| match tracing_subscriber::EnvFilter::builder().parse(v) {
+                Ok(_) => Some(v.to_string()),
+                Err(e) => {
+                    pb.push(ConfigError::new(
+                        LOG_FILTER,
+                        v,
+                        format!("comma-separated EnvFilter directives such as target=level ({e})"),
+                    ));
+                    None
+                }
+            },
+        );
+    LogConfig { level, filter }
 }
 
 /// The lifecycle keys (deadlines, memory budget, close); see `engine/lifecycle`.
@@ -484,6 +546,8 @@ impl RsmConfig {
             close_timeout: ms(CLOSE_TIMEOUT_MS, 30_000),
         };
 
+        let log = parse_log(&p, pb);
+
         // The JNI layer's keys (removed before the engine sees the map in the plugin;
         // checked here for `tsm config check`).
         pb.or(
@@ -523,6 +587,7 @@ impl RsmConfig {
             indexes_cache,
             broker_id,
             lifecycle,
+            log,
         })
     }
 }
