@@ -9,11 +9,13 @@
 //! `rsm.config.`-prefixed ones (a broker's server.properties: only those are the plugin's,
 //! the rest is the broker's); the report says which it saw and names keys as written.
 //! Values are never echoed except inside an error about a non-secret key (secret keys
-//! show `<redacted>`).
+//! show `<redacted>`) and, with `--json`, in `effective` (every key's effective value,
+//! secrets as `****`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use tsm_core::config::effective::effective_settings;
 use tsm_core::config::keys::{self, is_core_key};
 use tsm_core::config::{self, ConfigProblem};
 
@@ -41,6 +43,9 @@ pub struct Report {
     pub ignored: usize,
     /// One `(key as written, message)` per problem.
     pub problems: Vec<(String, String)>,
+    /// Every key's effective value (tsm-core's `effective_settings`: defaults included,
+    /// secrets as `****`), when the backend class names a linked backend.
+    pub effective: Vec<(String, String)>,
 }
 
 /// Reads and checks `path`. Errors (exit 2) only for a file that cannot be read or parsed.
@@ -108,11 +113,17 @@ pub fn check_file(path: &Path) -> CliResult<Report> {
         };
         problems.push((written, message));
     }
+    let effective = props
+        .get(keys::STORAGE_BACKEND_CLASS)
+        .and_then(|class| KINDS.iter().find(|k| k.matches(class)))
+        .map(|kind| effective_settings(&props, kind))
+        .unwrap_or_default();
     Ok(Report {
         style,
         keys,
         ignored,
         problems,
+        effective,
     })
 }
 
@@ -136,6 +147,11 @@ pub fn run(out: Output, path: &Path) -> CliResult {
             "keys": r.keys,
             "ignored": r.ignored,
             "problems": problems,
+            "effective": r
+                .effective
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str())))
+                .collect::<serde_json::Map<_, _>>(),
         }))?;
     } else {
         let saw = match r.style {
