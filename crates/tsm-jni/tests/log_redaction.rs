@@ -15,19 +15,19 @@
 //! (`scripts/services/minio.sh env`); without `TSM_TEST_S3_ENDPOINT` the test FAILS,
 //! `TSM_SKIP_S3=1` skips it.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-
 use bytes::Bytes;
 use futures::StreamExt;
 use regex::Regex;
+use std::collections::BTreeMap;
 use tracing_subscriber::filter::LevelFilter;
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::layer::{Layer, SubscriberExt};
 use tsm_backend_s3::S3Backend;
 use tsm_core::backend::{ByteRange, ObjectKey, StorageBackend};
 use tsm_core::config::{LogConfig, StorageConfig};
-use tsm_jni::logging::{self, FIELD_SEP, RECORD_SEP};
+use tsm_jni::logging;
+
+mod common;
+use common::{Capture, collect_while};
 
 const SESSION_TOKEN: &str = "FwoGZXIvYXdzEFAKESESSIONTOKENtsmRedactionTest0123456789";
 const PART: usize = 5 * 1024 * 1024;
@@ -127,26 +127,6 @@ async fn s3_calls(settings: &BTreeMap<String, String>, bucket: &str) {
 
 fn bucket(phase: &str) -> String {
     format!("tsm-log-redaction-{phase}-{}", std::process::id())
-}
-
-/// Every event as `(target, level, text before redaction)`.
-type Records = Arc<Mutex<Vec<(String, tracing::Level, String)>>>;
-
-/// Keeps every event, formatted as the plugin's layer formats it, unredacted.
-#[derive(Clone, Default)]
-struct Capture(Records);
-
-impl<S: tracing::Subscriber> Layer<S> for Capture {
-    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
-        let m = event.metadata();
-        if let Ok(mut v) = self.0.lock() {
-            v.push((
-                m.target().to_string(),
-                *m.level(),
-                logging::format_event(event),
-            ));
-        }
-    }
 }
 
 /// What must never be logged, as found in `text`.
@@ -264,32 +244,4 @@ fn no_credential_reaches_the_log_at_trace() {
             "level {level} record of {target} forwarded at default levels: {text}"
         );
     }
-}
-
-/// Runs `work` while a thread drains the native queue (as Java's pump does); returns every
-/// record as `(level, target, text)`.
-fn collect_while(work: impl FnOnce()) -> Vec<(String, String, String)> {
-    let done = Arc::new(AtomicBool::new(false));
-    let pump = {
-        let done = done.clone();
-        std::thread::spawn(move || {
-            let mut out = Vec::new();
-            loop {
-                let finished = done.load(Ordering::Acquire);
-                let batch = logging::drain(20, 4096);
-                for r in batch.split(RECORD_SEP).filter(|r| !r.is_empty()) {
-                    let mut f = r.splitn(3, FIELD_SEP);
-                    if let (Some(l), Some(t), Some(m)) = (f.next(), f.next(), f.next()) {
-                        out.push((l.to_string(), t.to_string(), m.to_string()));
-                    }
-                }
-                if finished && batch.is_empty() {
-                    return out;
-                }
-            }
-        })
-    };
-    work();
-    done.store(true, Ordering::Release);
-    pump.join().expect("log pump")
 }
