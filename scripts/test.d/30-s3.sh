@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # S3 backend: installs (pinned, cached) and starts MinIO on 127.0.0.1, runs the
 # tsm-backend-s3 tests against it (contract suite, MinIO tests, fault test that stops and
-# restarts the server), and always stops MinIO. The brown-out suite (Toxiproxy between the
+# restarts the server) and the plugin's log redaction test (tsm-jni: real S3 calls with
+# every target at TRACE, no credential in the forwarded records), and always stops MinIO. The brown-out suite (Toxiproxy between the
 # engine and MinIO) is skipped here: scripts/test.d/33-brownout.sh runs it.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TSM_ROOT"
@@ -16,3 +17,4 @@ export TSM_TEST_S3_START_CMD="bash '$minio' start"
 unset TSM_SKIP_S3
 # tests/brownout.rs also needs Toxiproxy: 33-brownout.sh runs it.
 TSM_SKIP_BROWNOUT=1 cargo test --locked -p tsm-backend-s3 -- --test-threads 4
+cargo test --locked -p tsm-jni --test log_redaction -- --ignored

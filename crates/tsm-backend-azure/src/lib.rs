@@ -55,6 +55,7 @@ pub static KIND: BackendKind = BackendKind {
     aliases: &["io.aiven.kafka.tieredstorage.storage.azure.AzureBlobStorage"],
     keys: config::KEYS,
     build: build_kind,
+    validate: |cfg| AzureConfig::from_storage_config(cfg).map(drop),
 };
 
 fn build_kind(cfg: StorageConfig) -> BuildFuture {

@@ -53,6 +53,7 @@ pub static KIND: BackendKind = BackendKind {
     aliases: &["io.aiven.kafka.tieredstorage.storage.gcs.GcsStorage"],
     keys: KEYS,
     build: build_kind,
+    validate: |storage| GcsConfig::from_storage(storage).map(drop),
 };
 
 fn build_kind(storage: tsm_core::StorageConfig) -> BuildFuture {

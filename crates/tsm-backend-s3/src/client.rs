@@ -378,7 +378,7 @@ impl S3Client {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::collections::BTreeMap;
     use std::time::Duration;
@@ -419,7 +419,7 @@ mod tests {
 
     /// An [`S3Client`] for `bucket` at http://127.0.0.1:1 that tries each call once (the
     /// test does not wait for the SDK's retry backoff).
-    async fn s3_client(bucket: &str) -> S3Client {
+    pub(crate) async fn s3_client(bucket: &str) -> S3Client {
         let sdk = client(&[]).await;
         let sdk = Client::from_conf(
             sdk.config()

@@ -48,6 +48,7 @@ pub static KIND: BackendKind = BackendKind {
     aliases: &["io.aiven.kafka.tieredstorage.storage.s3.S3Storage"],
     keys: config::KEYS,
     build: build_kind,
+    validate: |cfg| S3Config::from_storage_config(cfg).map(drop),
 };
 
 fn build_kind(cfg: StorageConfig) -> BuildFuture {

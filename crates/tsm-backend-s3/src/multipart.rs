@@ -31,7 +31,9 @@ use tokio::task::JoinSet;
 use tsm_core::backend::{BackendError, ByteStream, ObjectKey, compensation};
 
 use crate::client::S3Client;
-use crate::error::classify;
+use crate::error::classify_at;
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+use aws_smithy_runtime_api::http::Response;
 
 /// Most parts one multipart upload may have (S3 API limit).
 pub const MAX_PARTS: i32 = 10_000;
@@ -234,7 +236,7 @@ async fn abort_uploads_of_key(client: &S3Client, key: &ObjectKey) {
                 }
             }
             Err(e) => {
-                let e = classify("ListMultipartUploads", &client.bucket, key, None, e);
+                let e = classify("ListMultipartUploads", client, key, e);
                 tracing::warn!(error = %e, "cannot list multipart uploads to abort");
             }
         }
@@ -256,7 +258,7 @@ async fn abort_upload(client: &S3Client, key: &ObjectKey, upload_id: &str) {
     match res {
         Ok(_) => tracing::debug!(key = %key, upload_id, "multipart upload aborted"),
         Err(e) => {
-            let e = classify("AbortMultipartUpload", &client.bucket, key, None, e);
+            let e = classify("AbortMultipartUpload", client, key, e);
             tracing::warn!(
                 upload_id,
                 error = %e,
@@ -285,6 +287,25 @@ pub async fn upload(
         return Ok(len);
     }
     multipart(client, key, first, reader, size).await
+}
+
+/// A failed multipart call as the other S3 errors report it: operation, bucket, endpoint,
+/// key, status and code ([`classify_at`]).
+fn classify<E>(
+    op: &str,
+    client: &S3Client,
+    key: &ObjectKey,
+    err: SdkError<E, Response>,
+) -> BackendError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    classify_at(op, &client.bucket, Some(&client.endpoint()), key, None, err)
+}
+
+/// ` on bucket <bucket> at <endpoint>`, for the errors that are not SDK errors.
+fn place(client: &S3Client) -> String {
+    format!(" on bucket {} at {}", client.bucket, client.endpoint())
 }
 
 fn check_size(key: &ObjectKey, size: Option<u64>, actual: u64) -> Result<(), BackendError> {
@@ -317,7 +338,7 @@ async fn multipart(
         .set_ssekms_key_id(kms)
         .send()
         .await
-        .map_err(|e| classify("CreateMultipartUpload", &client.bucket, key, None, e));
+        .map_err(|e| classify("CreateMultipartUpload", client, key, e));
     // On an error the guard (still "creating") looks for an upload the server may have
     // started anyway.
     let created = created?;
@@ -326,8 +347,8 @@ async fn multipart(
         .ok_or_else(|| BackendError::Other {
             key: key.clone(),
             detail: format!(
-                "s3 CreateMultipartUpload on bucket {}: no upload id in the response",
-                client.bucket
+                "s3 CreateMultipartUpload{}: no upload id in the response",
+                place(client)
             ),
             source: None,
         })?
@@ -350,7 +371,7 @@ async fn multipart(
             )
             .send()
             .await
-            .map_err(|e| classify("CompleteMultipartUpload", &client.bucket, key, None, e))?;
+            .map_err(|e| classify("CompleteMultipartUpload", client, key, e))?;
         Ok(total)
     }
     .await;
@@ -384,11 +405,11 @@ async fn upload_parts(
     loop {
         // Collect finished parts (fail fast), then wait for a free slot before reading more.
         while let Some(r) = tasks.try_join_next() {
-            done.push(joined(key, r)?);
+            done.push(joined(client, key, r)?);
         }
         while tasks.len() >= in_flight {
             if let Some(r) = tasks.join_next().await {
-                done.push(joined(key, r)?);
+                done.push(joined(client, key, r)?);
             }
         }
         let data = match next.take() {
@@ -402,7 +423,8 @@ async fn upload_parts(
             return Err(BackendError::Other {
                 key: key.clone(),
                 detail: format!(
-                    "object exceeds {MAX_PARTS} parts of {} bytes: raise storage.s3.multipart.upload.part.size",
+                    "s3 multipart upload{}: object exceeds {MAX_PARTS} parts of {} bytes: raise storage.s3.multipart.upload.part.size",
+                    place(client),
                     client.cfg.part_size
                 ),
                 source: None,
@@ -419,17 +441,24 @@ async fn upload_parts(
         part_number += 1;
     }
     while let Some(r) = tasks.join_next().await {
-        done.push(joined(key, r)?);
+        done.push(joined(client, key, r)?);
     }
     done.sort_by_key(|p| p.part_number());
     Ok((done, total))
 }
 
 fn joined(
+    client: &S3Client,
     key: &ObjectKey,
     r: Result<Result<CompletedPart, BackendError>, tokio::task::JoinError>,
 ) -> Result<CompletedPart, BackendError> {
-    r.map_err(|e| BackendError::other(key, "s3 UploadPart task failed", e))?
+    r.map_err(|e| {
+        BackendError::other(
+            key,
+            format!("s3 UploadPart task failed{}", place(client)),
+            e,
+        )
+    })?
 }
 
 async fn upload_part(
@@ -452,15 +481,7 @@ async fn upload_part(
         .body(SdkByteStream::from(data))
         .send()
         .await
-        .map_err(|e| {
-            classify(
-                &format!("UploadPart #{part_number}"),
-                &client.bucket,
-                &key,
-                None,
-                e,
-            )
-        })?;
+        .map_err(|e| classify(&format!("UploadPart #{part_number}"), &client, &key, e))?;
     Ok(CompletedPart::builder()
         .part_number(part_number)
         .set_e_tag(out.e_tag().map(str::to_string))
@@ -500,6 +521,44 @@ mod tests {
         let mut r = PartReader::new(stream(vec![]), 4, Some(0));
         assert!(r.next_part().await.unwrap().is_empty());
         assert!(r.at_end().await.unwrap());
+    }
+
+    /// A multipart upload's errors name the operation, bucket, endpoint and key as the
+    /// other S3 calls do (they used to lack the endpoint). Nothing listens on 127.0.0.1:1:
+    /// CreateMultipartUpload fails at connect.
+    #[tokio::test]
+    async fn multipart_errors_name_bucket_endpoint_and_key() {
+        let client = crate::client::tests::s3_client("my-bucket").await;
+        let key = ObjectKey::plain("t-abc/0/00000000000000000000-xyz.log");
+        let part = usize::try_from(client.cfg.part_size).expect("part size");
+        let body: ByteStream = futures::stream::iter(vec![
+            Ok(Bytes::from(vec![0u8; part])),
+            Ok(Bytes::from_static(b"more than one part")),
+        ])
+        .boxed();
+        let e = upload(&client, &key, body, None)
+            .await
+            .expect_err("nothing listens on 127.0.0.1:1");
+        let text = e.to_string();
+        for part in [
+            "s3 CreateMultipartUpload on bucket my-bucket at http://127.0.0.1:1",
+            key.as_str(),
+        ] {
+            assert!(text.contains(part), "{part:?} not in {text}");
+        }
+        assert!(text.to_lowercase().contains("refused"), "the cause: {text}");
+        let joined = joined(
+            &client,
+            &key,
+            Err(tokio::spawn(async { panic!("part task") })
+                .await
+                .expect_err("panics")),
+        );
+        let text = joined.expect_err("a failed task").to_string();
+        assert!(
+            text.contains("UploadPart task failed on bucket my-bucket at http://127.0.0.1:1"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -146,6 +146,16 @@ pub enum ConfigCommand {
     /// Print the configuration reference (Markdown; docs/configuration.md) for the core and
     /// every backend linked into this build.
     Docs,
+    /// Validate a properties file as the plugin would at `configure`, without contacting
+    /// the store: exit 0 when every key is known and every value valid, else exit 2 with
+    /// one line per problem naming the key (for an unknown key, the closest known key).
+    /// Accepts bare keys (as the plugin receives them) or `rsm.config.`-prefixed ones (a
+    /// broker's server.properties, whose other keys are left alone). Reads the key-pair
+    /// files it names; never prints a secret value. `--config` and `--set` are not used.
+    Check {
+        /// The properties file.
+        file: PathBuf,
+    },
 }
 
 /// `tsm copy` arguments.

@@ -33,6 +33,15 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// A signal ended the command (`fetch`: after removing its partial file); exit
+    /// `code` (128 + the signal number, as a shell reports it).
+    #[error("interrupted by {signal}: stopped, nothing left behind")]
+    Interrupted {
+        /// `SIGINT` or `SIGTERM`.
+        signal: &'static str,
+        /// The exit code: 130 or 143.
+        code: u8,
+    },
     /// `fetch -o -`: writing to stdout failed because the reader went away: exit quietly
     /// (other commands keep running with their output dropped, see `output.rs`).
     #[error("broken pipe")]
@@ -46,6 +55,7 @@ impl CliError {
             Self::Usage(_) => EXIT_USAGE,
             Self::Rsm(RsmError::Config(_)) => EXIT_USAGE,
             Self::BrokenPipe => EXIT_OK,
+            Self::Interrupted { code, .. } => *code,
             _ => EXIT_FINDINGS,
         })
     }

@@ -13,6 +13,7 @@ mod error;
 #[path = "../src/props.rs"]
 mod props;
 
+mod config_check;
 mod copy_delete;
 mod docs;
 mod fetch_failures;

@@ -20,6 +20,7 @@ static SECRET_KIND: BackendKind = BackendKind {
         secret: true,
     }],
     build: |_| Box::pin(async { Err(ConfigError::new("storage.x", "y", "z")) }),
+    validate: |_| Ok(()),
 };
 
 const KINDS: &[&BackendKind] = &[&FS, &SECRET_KIND];
@@ -470,4 +471,55 @@ fn backend_keys_are_full_names_and_secrets_are_redacted() {
         .expect_err("not a number");
     assert_eq!(e.key, "storage.aws.secret.access.key");
     assert!(!e.to_string().contains("hunter2"), "{e}");
+}
+
+#[test]
+fn check_reports_every_problem_and_from_props_the_first() {
+    use tsm_core::config::{ConfigProblem, check};
+    let p = props(&[
+        ("chunk.size", "0"),
+        ("compression.heuristic.enabled", "maybe"),
+        ("encryption.enabled", "true"),
+        ("encryption.key.pairs", "k1"),
+        ("fetch.chunk.cache.class", "memory"),
+        ("tsm.jni.worker.threads", "-1"),
+        ("tsm.jni.native.dir", "/opt/native"),
+        ("chunk.sise", "1"),
+        ("storage.rooot", "/x"),
+    ]);
+    let problems = check(&p, KINDS);
+    let keys: Vec<&str> = problems.iter().map(ConfigProblem::key).collect();
+    assert_eq!(
+        keys,
+        [
+            "chunk.sise",
+            "storage.rooot",
+            "chunk.size",
+            "compression.heuristic.enabled",
+            "encryption.key.pair.id",
+            "encryption.key.pairs.k1.public.key.file",
+            "encryption.key.pairs.k1.private.key.file",
+            "fetch.chunk.cache.size",
+            "tsm.jni.worker.threads",
+        ],
+        "{problems:#?}"
+    );
+    match &problems[0] {
+        ConfigProblem::Unknown(u) => assert_eq!(u.did_you_mean, Some("chunk.size")),
+        other => panic!("{other:?}"),
+    }
+    match &problems[1] {
+        ConfigProblem::Unknown(u) => {
+            assert_eq!(u.did_you_mean, Some("storage.root"));
+            assert_eq!(u.backend, Some("filesystem"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // The engine stops at the first invalid value, the same one.
+    assert_eq!(
+        RsmConfig::from_props(p, KINDS).map(|_| ()).unwrap_err().key,
+        "chunk.size"
+    );
+    // A configuration the engine accepts has no problem (JNI keys are known).
+    assert!(check(&props(&[("tsm.jni.worker.threads", "2")]), KINDS).is_empty());
 }

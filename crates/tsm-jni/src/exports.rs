@@ -412,7 +412,8 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_closeStream<'l>(
     })
 }
 
-/// `void initLogging(int maxLevel)`: 0 off, 1 error .. 5 trace.
+/// `void initLogging(int maxLevel)`: the broker's level of `io.tsm.kafka.native`, 0 off,
+/// 1 error .. 5 trace; called at load and before every configure (`logging::init`).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_tsm_kafka_NativeBridge_initLogging<'l>(
     mut env: EnvUnowned<'l>,

@@ -7,17 +7,21 @@ use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 use tsm_core::RemoteStorageManager;
+use tsm_core::config::LogConfig;
+use tsm_core::config::effective::{effective_settings, render_settings, secret_values};
+use tsm_core::config::keys::STORAGE_BACKEND_CLASS;
 
+use crate::logging;
 use crate::ops::{self, OpError, OpOut};
 use crate::registry::Registry;
 use crate::runtime::Rt;
 
 /// Keys with this prefix belong to the JNI layer and are removed before the engine sees
-/// the configuration.
-pub const JNI_KEY_PREFIX: &str = "tsm.jni.";
+/// the configuration (declared in tsm-core's `JNI_KEYS`, with their docs).
+pub use tsm_core::config::keys::JNI_KEY_PREFIX;
 
 /// `tsm.jni.worker.threads`: tokio worker threads per plugin instance (0 = one per core).
-pub const WORKER_THREADS_KEY: &str = "tsm.jni.worker.threads";
+pub use tsm_core::config::keys::JNI_WORKER_THREADS as WORKER_THREADS_KEY;
 
 /// One configured `TsmRemoteStorageManager`.
 pub struct Instance {
@@ -46,19 +50,30 @@ impl Drop for Instance {
 /// Every configured, not yet closed instance of this library copy.
 pub static INSTANCES: Registry<Instance> = Registry::new();
 
-/// Starts `configure`: builds the runtime, then the engine on it. Returns an op handle
-/// whose result is taken with [`take_instance`].
+/// Starts `configure`: registers the instance's secret values for log redaction, applies
+/// its `tsm.log.*` settings, builds the runtime, then the engine on it, and logs one INFO
+/// line with the plugin version, the backend and the effective settings (secrets as
+/// `****`). Returns an op handle whose result is taken with [`take_instance`].
 pub fn configure_start(mut props: BTreeMap<String, String>) -> u64 {
+    // Before anything is logged about this configuration.
+    logging::register_secrets(secret_values(&props, tsm_backends::KINDS));
+    let log = match LogConfig::from_props(&props) {
+        Ok(l) => l,
+        Err(e) => return ops::ready(Err(OpError::error(e.to_string()))),
+    };
+    let directives = logging::configure(&log);
+    let startup = startup_line(&props, &directives);
     let workers = match props
         .get(WORKER_THREADS_KEY)
         .map(|v| v.trim().parse::<usize>())
     {
         None => 0,
-        Some(Ok(n)) if n <= 256 => n,
+        Some(Ok(n)) if n as u64 <= tsm_core::config::keys::JNI_WORKER_THREADS_MAX => n,
         Some(_) => {
             return ops::ready(Err(OpError::error(format!(
-                "invalid configuration {WORKER_THREADS_KEY}={}: an integer from 0 to 256",
-                props.get(WORKER_THREADS_KEY).map_or("", |v| v.as_str())
+                "invalid configuration {WORKER_THREADS_KEY}={}: an integer from 0 to {}",
+                props.get(WORKER_THREADS_KEY).map_or("", |v| v.as_str()),
+                tsm_core::config::keys::JNI_WORKER_THREADS_MAX
             ))));
         }
     };
@@ -73,8 +88,25 @@ pub fn configure_start(mut props: BTreeMap<String, String>) -> u64 {
     };
     ops::spawn(&rt, async move {
         let engine = RemoteStorageManager::configure(props, tsm_backends::KINDS).await?;
+        if let Some(line) = startup {
+            tracing::info!("{line}");
+        }
         Ok(OpOut::Engine(engine))
     })
+}
+
+/// `tsm <version> configured: backend <name>, log filter <directives>, settings k=v, ...`
+/// (tsm-core's key tables; secrets masked), or `None` without a known backend (configure
+/// then fails naming the key).
+fn startup_line(props: &BTreeMap<String, String>, directives: &str) -> Option<String> {
+    let class = props.get(STORAGE_BACKEND_CLASS)?;
+    let kind = tsm_backends::KINDS.iter().find(|k| k.matches(class))?;
+    let settings = render_settings(&effective_settings(props, kind));
+    Some(format!(
+        "tsm {} configured: backend {}, native log filter {directives}, settings {settings}",
+        env!("CARGO_PKG_VERSION"),
+        kind.name
+    ))
 }
 
 /// Takes a finished `configure` op and registers the instance; returns its id.

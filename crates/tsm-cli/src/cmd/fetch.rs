@@ -4,8 +4,10 @@
 //! `FILE.tsm-partial` and renamed when complete; on any failure (segment or object
 //! missing, a chunk that does not authenticate mid-stream, a local write error) the
 //! partial file is removed, so a failed fetch leaves neither a half-written FILE nor a
-//! `FILE.tsm-partial` (an existing FILE is left as it was). Memory: the engine's fetch
-//! pipeline (`max_in_flight` chunks).
+//! `FILE.tsm-partial` (an existing FILE is left as it was). So does an interrupted one:
+//! SIGINT (Ctrl-C) or SIGTERM stops the fetch, removes the partial file and exits 130 or
+//! 143 ([`CliError::Interrupted`]). Memory: the engine's fetch pipeline (`max_in_flight`
+//! chunks).
 
 use std::path::{Path, PathBuf};
 
@@ -65,11 +67,21 @@ pub async fn run(
 ) -> CliResult {
     let range = range.map(parse_range).transpose()?;
     let index = index.map(parse_index).transpose()?;
+    // From here on SIGINT/SIGTERM no longer kill the process: they end the fetch below.
+    let interrupted = interrupted()?;
     let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg).await?;
-    let mut sink = Sink::open(output).await?;
-    // On any error `sink` is dropped here, which removes FILE.tsm-partial.
-    let written = restore(ctx, &seg, range, index, &mut sink).await?;
-    sink.finish().await?;
+    let fetched = async {
+        let mut sink = Sink::open(output).await?;
+        // On any error `sink` is dropped here, which removes FILE.tsm-partial.
+        let written = restore(ctx, &seg, range, index, &mut sink).await?;
+        sink.finish().await?;
+        Ok::<u64, CliError>(written)
+    };
+    // A signal drops the fetch (and with it the partial file) before the process exits.
+    let written = tokio::select! {
+        written = fetched => written?,
+        signal = interrupted => return Err(signal),
+    };
     let what = match (index, range) {
         (Some(t), _) => t.java_name().to_string(),
         (None, Some((s, e))) => format!("bytes {s}-{}", e.map_or(String::new(), |e| e.to_string())),
@@ -91,6 +103,22 @@ pub async fn run(
         ))?;
     }
     Ok(())
+}
+
+/// Resolves on the first SIGINT or SIGTERM after this call, as [`CliError::Interrupted`].
+/// The handlers are installed at once (the default action, ending the process where it
+/// stands, no longer applies).
+fn interrupted() -> CliResult<impl std::future::Future<Output = CliError>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let install = |kind: SignalKind| signal(kind).map_err(|e| CliError::io("<signal handler>", e));
+    let mut int = install(SignalKind::interrupt())?;
+    let mut term = install(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => CliError::Interrupted { signal: "SIGINT", code: 130 },
+            _ = term.recv() => CliError::Interrupted { signal: "SIGTERM", code: 143 },
+        }
+    })
 }
 
 /// Streams the index or the (range of the) log into `sink`; the bytes written.

@@ -1,7 +1,8 @@
 //! One module per command. Each takes the parsed arguments and a [`Context`] (or nothing,
-//! for `config docs`), prints its report through [`crate::output::Output`] and returns
+//! for `config docs` and `config check`), prints its report through [`crate::output::Output`] and returns
 //! `Ok` or a [`CliError`] carrying the exit code.
 
+pub mod config_check;
 pub mod config_docs;
 pub mod copy;
 pub mod delete;
@@ -25,11 +26,14 @@ pub async fn dispatch(cli: Cli) -> CliResult {
         json: cli.global.json,
         quiet: cli.global.quiet,
     };
-    if let Command::Config {
-        command: ConfigCommand::Docs,
-    } = &cli.command
-    {
-        return config_docs::run(out);
+    match &cli.command {
+        Command::Config {
+            command: ConfigCommand::Docs,
+        } => return config_docs::run(out),
+        Command::Config {
+            command: ConfigCommand::Check { file },
+        } => return config_check::run(out, file),
+        _ => {}
     }
     let props = props::load(cli.global.config.as_deref(), &cli.global.set)?;
     // Only an upload may start a new filesystem bucket directory (see context.rs).

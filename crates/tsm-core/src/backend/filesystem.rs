@@ -79,7 +79,13 @@ pub static KIND: BackendKind = BackendKind {
         },
     ],
     build: |config| Box::pin(async move { build(config) }),
+    validate,
 };
+
+fn validate(config: &StorageConfig) -> Result<(), ConfigError> {
+    config.get_bool("overwrite.enabled", true)?;
+    config.require(ROOT_KEY).map(drop)
+}
 
 fn build(config: StorageConfig) -> Result<Arc<dyn StorageBackend>, ConfigError> {
     config.get_bool("overwrite.enabled", true)?;

@@ -1,13 +1,13 @@
-//! Renders `docs/configuration.md` from [`CONFIG_KEYS`] and each
-//! backend's [`BackendKind::keys`]. Output only; a test in the crate that links every
+//! Renders `docs/configuration.md` from [`CONFIG_KEYS`], the plugin's [`JNI_KEYS`] and
+//! each backend's [`BackendKind::keys`]. Output only; a test in the crate that links every
 //! backend compares it with the committed file.
 
 use std::fmt::Write as _;
 
-use super::{BackendKind, CONFIG_KEYS, ConfigKeyDoc};
+use super::{BackendKind, CONFIG_KEYS, ConfigKeyDoc, JNI_KEYS};
 
-/// The full configuration reference as Markdown: the core keys, then one section per
-/// backend in `kinds` order with its `storage.*` keys. Deterministic (same input, same
+/// The full configuration reference as Markdown: the core keys, the broker plugin's own
+/// keys, then one section per backend in `kinds` order with its `storage.*` keys. Deterministic (same input, same
 /// bytes), so a test can compare it with the committed `docs/configuration.md`.
 pub fn render_configuration_markdown(kinds: &[&BackendKind]) -> String {
     let mut out = String::new();
@@ -26,6 +26,13 @@ pub fn render_configuration_markdown(kinds: &[&BackendKind]) -> String {
     out.push_str("## Core\n\n");
     table(&mut out, CONFIG_KEYS);
     out.push_str(LIFECYCLE);
+    out.push_str(LOGGING);
+    out.push_str(
+        "\n## Broker plugin\n\nRead by the plugin's Java classes and JNI layer (crate \
+         tsm-jni) and removed before the engine sees the map; the operator tool `tsm` \
+         accepts and ignores them.\n\n",
+    );
+    table(&mut out, JNI_KEYS);
     for kind in kinds {
         let _ = write!(out, "\n## Backend `{}`\n\n", kind.name);
         let _ = write!(out, "Selected with `storage.backend.class={}`", kind.name);
@@ -106,6 +113,31 @@ none and still read). Plain segments have no checksum in the format: the consume
 check of every record batch and `tsm verify` cover them.
 ";
 
+/// What the plugin logs and never logs (crate tsm-jni's `logging`), for operators.
+const LOGGING: &str = "
+## Logging
+
+The plugin's native records reach the broker's log through SLF4J, under the loggers \
+`io.tsm.kafka.native.<rust target>` (`::` becomes `.`). tsm's own targets (`tsm_core`, \
+`tsm_backend_s3`, ...) log at `tsm.log.level`, else at the level the broker's log4j gives \
+`io.tsm.kafka.native` (inherited from `io.tsm.kafka`), read at load and at every \
+`configure`. Everything else (the AWS, Google and Azure SDKs, hyper, h2, rustls, reqwest, \
+tower) stays at WARN unless `tsm.log.filter` names it, e.g. \
+`tsm.log.filter=aws_smithy_runtime=debug`; a record must also pass the broker's level of \
+its logger. The filter is per process (per copy of the native library): with several \
+plugin instances the last `configure` wins. Each instance logs one INFO line at \
+configure: `tsm <version> configured: backend <name>, native log filter <directives>, \
+settings <key>=<value>, ...` with every key's effective value (defaults included, secret \
+values as `****`, key file paths but never key material).
+
+**Never logged, at any level:** the values of secret keys (those marked secret below, \
+and any key named like a secret) of every configured instance, replaced verbatim (also \
+percent-encoded) by `****`; and, by pattern, the values of `authorization`, \
+`x-amz-security-token`, `X-Amz-Signature`, `X-Amz-Credential`, SAS `sig` and similar \
+headers and query parameters, `Bearer`/`SharedKey` credentials, SigV4 `Authorization` \
+values, STS credentials and PEM private key blocks.
+";
+
 fn table(out: &mut String, keys: &[ConfigKeyDoc]) {
     out.push_str("| Key | Default | Description |\n|---|---|---|\n");
     for k in keys {
@@ -155,12 +187,13 @@ mod tests {
             },
         ],
         build: |_| Box::pin(async { Err(crate::ConfigError::new("x", "y", "z")) }),
+        validate: |_| Ok(()),
     };
 
     #[test]
     fn renders_core_and_backend_keys() {
         let md = render_configuration_markdown(&[&TEST_KIND]);
-        for k in CONFIG_KEYS {
+        for k in CONFIG_KEYS.iter().chain(JNI_KEYS) {
             assert!(
                 md.contains(&format!("| `{}` |", k.name)),
                 "{} missing",

@@ -89,6 +89,21 @@ pub const MAX_IN_FLIGHT: &str = "tsm.max.in.flight";
 /// `tsm.close.timeout.ms` (tsm only)
 pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
 
+/// `tsm.log.level` (tsm only)
+pub const LOG_LEVEL: &str = "tsm.log.level";
+/// `tsm.log.filter` (tsm only)
+pub const LOG_FILTER: &str = "tsm.log.filter";
+
+/// Prefix of the keys read by the plugin's JNI layer and Java classes (crate tsm-jni),
+/// removed before the engine sees the map.
+pub const JNI_KEY_PREFIX: &str = "tsm.jni.";
+/// `tsm.jni.worker.threads` (tsm only, plugin only)
+pub const JNI_WORKER_THREADS: &str = "tsm.jni.worker.threads";
+/// The largest `tsm.jni.worker.threads`.
+pub const JNI_WORKER_THREADS_MAX: u64 = 256;
+/// `tsm.jni.native.dir` (tsm only, plugin only; read by the Java class `NativeLoader`)
+pub const JNI_NATIVE_DIR: &str = "tsm.jni.native.dir";
+
 /// Prefix of the per-key-pair keys `encryption.key.pairs.<id>.public.key.file` and
 /// `encryption.key.pairs.<id>.private.key.file`.
 pub const ENCRYPTION_KEY_PAIRS_PREFIX: &str = "encryption.key.pairs.";
@@ -360,12 +375,50 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         "tsm only. How long (ms) `close()` waits for clean-up in flight (deletes of \
          cancelled copies, multipart aborts) before the native runtime stops. At least 1.",
     ),
+    key(
+        LOG_LEVEL,
+        "",
+        "tsm only. Level of tsm's own native log records (targets `tsm_*`): `off`, `error`, \
+         `warn`, `info`, `debug` or `trace`. Unset: the level the broker's logging (log4j \
+         through SLF4J) gives the logger `io.tsm.kafka.native` (which inherits \
+         `io.tsm.kafka`'s). The SDKs and the HTTP/TLS stack stay at `warn` whatever this \
+         says (see `tsm.log.filter`). Records still pass the broker's logger levels too.",
+    ),
+    key(
+        LOG_FILTER,
+        "",
+        "tsm only. Extra directives for the native log filter, in tracing-subscriber's \
+         `EnvFilter` syntax, applied after `tsm.log.level` (a more specific target wins): \
+         e.g. `aws_smithy_runtime=debug,hyper_util=debug` to see the S3 SDK's requests. \
+         Header values, credentials, signatures and key material are redacted from every \
+         record at every level.",
+    ),
 ];
 
-/// True when `name` is a core key of [`CONFIG_KEYS`], including the per-key-pair keys
+/// The keys of the broker plugin itself (crate tsm-jni: its Java classes and JNI layer),
+/// in the order `docs/configuration.md` lists them. The plugin removes them
+/// ([`JNI_KEY_PREFIX`]) before the engine parses the rest; the operator tool ignores them.
+pub const JNI_KEYS: &[ConfigKeyDoc] = &[
+    key(
+        JNI_WORKER_THREADS,
+        "0",
+        "tsm only, plugin only. Tokio worker threads of the plugin instance's native runtime; \
+         `0` means one per core. An integer from 0 to 256.",
+    ),
+    key(
+        JNI_NATIVE_DIR,
+        "",
+        "tsm only, plugin only. Directory the jar extracts its native library into when \
+         `libtsm_jni.so` cannot be loaded in place from beside the jar; must be writable and \
+         exec-mounted. Unset: `-Dtsm.native.dir`, else the environment variable \
+         `TSM_NATIVE_DIR`, else `java.io.tmpdir`.",
+    ),
+];
+
+/// True when `name` is a core key of [`CONFIG_KEYS`] or [`JNI_KEYS`], including the per-key-pair keys
 /// `encryption.key.pairs.<id>.{public,private}.key.file` for any id.
 pub fn is_core_key(name: &str) -> bool {
-    if CONFIG_KEYS.iter().any(|k| k.name == name) {
+    if CONFIG_KEYS.iter().chain(JNI_KEYS).any(|k| k.name == name) {
         return true;
     }
     name.strip_prefix(ENCRYPTION_KEY_PAIRS_PREFIX)

@@ -5,17 +5,22 @@
 //! Key names and defaults are the Java plugin's (Aiven tiered-storage-for-apache-kafka),
 //! so a cluster can switch plugins without touching its properties. [`CONFIG_KEYS`] (core)
 //! and each [`BackendKind::keys`] (`storage.*`) are the single source of truth;
-//! [`render_configuration_markdown`] turns them into `docs/configuration.md`.
+//! [`render_configuration_markdown`] turns them into `docs/configuration.md`; [`check`]
+//! lists every problem of a map (`tsm config check`).
 
+mod check;
 mod docs;
+pub mod effective;
 pub mod keys;
 mod rsm;
 mod storage;
 
+pub use check::{ConfigProblem, check};
 pub use docs::render_configuration_markdown;
-pub use keys::CONFIG_KEYS;
+pub use keys::{CONFIG_KEYS, JNI_KEYS};
 pub use rsm::{
     ChunkCacheConfig, ChunkCacheKind, CustomMetadataField, EncryptionConfig, IndexesCacheConfig,
-    KeyPairConfig, LifecycleConfig, ManifestCacheConfig, RsmConfig,
+    KeyPairConfig, LifecycleConfig, LogConfig, ManifestCacheConfig, RsmConfig, UnknownKey,
+    closest_key,
 };
 pub use storage::{BackendKind, BuildFuture, ConfigError, ConfigKeyDoc, StorageConfig};

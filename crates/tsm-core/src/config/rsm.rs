@@ -7,12 +7,15 @@
 //! secret backend keys) and what is allowed; unknown keys are logged (`tracing::warn!`, key
 //! name only) and ignored, as the Java plugin's `ConfigDef` does.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use tracing_subscriber::filter::LevelFilter;
+
 use super::keys::*;
-use super::{BackendKind, ConfigError, StorageConfig};
+use super::{BackendKind, ConfigError, ConfigKeyDoc, StorageConfig};
 
 /// A KIP-917 custom metadata field (`custom.metadata.fields.include`), in the Java
 /// plugin's `SegmentCustomMetadataField` order.
@@ -156,6 +159,66 @@ pub struct RsmConfig {
     /// The `tsm.storage.*.timeout.ms`, `tsm.memory.budget.bytes`, `tsm.max.in.flight` and
     /// `tsm.close.timeout.ms` keys.
     pub lifecycle: LifecycleConfig,
+    /// `tsm.log.level`, `tsm.log.filter`.
+    pub log: LogConfig,
+}
+
+/// `tsm.log.level` and `tsm.log.filter`: what the plugin's native log forwarding lets
+/// through (applied by crate tsm-jni's `logging`; the operator tool uses `RUST_LOG`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `tsm.log.level`: the level of tsm's own targets; `None`: the broker's.
+    pub level: Option<LevelFilter>,
+    /// `tsm.log.filter`: extra `EnvFilter` directives (validated), verbatim.
+    pub filter: Option<String>,
+}
+
+impl LogConfig {
+    /// `tsm.log.level` and `tsm.log.filter` of `props` (`rsm.config.` stripped).
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the key: a level that is not `off`, `error`, `warn`,
+    /// `info`, `debug` or `trace`; a filter `EnvFilter` refuses.
+    pub fn from_props(props: &BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let problems = Problems::default();
+        let log = parse_log(&Props { map: props }, &problems);
+        match problems.into_vec().into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(log),
+        }
+    }
+}
+
+fn parse_log(p: &Props<'_>, pb: &Problems) -> LogConfig {
+    let level = p
+        .get(LOG_LEVEL)
+        .and_then(|v| match v.parse::<LevelFilter>() {
+            // Numbers parse too (1 = error ... 5 = trace); only names are documented.
+            Ok(l) if v.chars().all(|c| c.is_ascii_alphabetic()) => Some(l),
+            _ => {
+                pb.push(ConfigError::new(
+                    LOG_LEVEL,
+                    v,
+                    "off, error, warn, info, debug or trace",
+                ));
+                None
+            }
+        });
+    let filter =
+        p.get(LOG_FILTER).and_then(
+            |v| match tracing_subscriber::EnvFilter::builder().parse(v) {
+                Ok(_) => Some(v.to_string()),
+                Err(e) => {
+                    pb.push(ConfigError::new(
+                        LOG_FILTER,
+                        v,
+                        format!("comma-separated EnvFilter directives such as target=level ({e})"),
+                    ));
+                    None
+                }
+            },
+        );
+    LogConfig { level, filter }
 }
 
 /// The lifecycle keys (deadlines, memory budget, close); see `engine/lifecycle`.
@@ -292,159 +355,217 @@ impl RsmConfig {
     /// `kinds` are the backends linked into this build; `storage.backend.class` must
     /// select one of them by name or alias. The `storage.*` keys are handed over (prefix
     /// stripped) in [`RsmConfig::storage`]; the backend validates them when built, here
-    /// only unknown ones are warned about.
+    /// only unknown ones are warned about (key name only, with the closest known key).
     ///
     /// # Errors
     /// The first invalid value found, as a [`ConfigError`] naming key, value and what is
     /// allowed. Required keys: `storage.backend.class`, `chunk.size`, and the encryption
-    /// and chunk-cache keys when those are enabled.
+    /// and chunk-cache keys when those are enabled. [`super::check`] reports every
+    /// problem instead of the first.
     pub fn from_props(
         props: BTreeMap<String, String>,
         kinds: &[&'static BackendKind],
     ) -> Result<Self, ConfigError> {
-        let p = Props { map: &props };
-
-        let class = p.require(STORAGE_BACKEND_CLASS)?;
-        let backend = kinds.iter().copied().find(|k| k.matches(class)).ok_or_else(|| {
-            let names: Vec<&str> = kinds.iter().map(|k| k.name).collect();
-            ConfigError::new(
-                STORAGE_BACKEND_CLASS,
-                class,
-                format!(
-                    "one of the backends linked into this build: {} (or their Java class names)",
-                    names.join(", ")
+        let keys: Vec<String> = props.keys().cloned().collect();
+        let problems = Problems::default();
+        let parsed = Self::parse(props, kinds, &problems);
+        if let Some(first) = problems.into_vec().into_iter().next() {
+            return Err(first);
+        }
+        let config = parsed
+            .ok_or_else(|| ConfigError::new(STORAGE_BACKEND_CLASS, "<missing>", "required"))?;
+        for unknown in unknown_keys(&keys, Some(config.backend), kinds) {
+            match unknown.backend {
+                Some(backend) => tracing::warn!(
+                    key = %unknown.key,
+                    backend,
+                    did_you_mean = unknown.did_you_mean.unwrap_or(""),
+                    "unknown storage configuration key ignored"
                 ),
-            )
-        })?;
+                None => tracing::warn!(
+                    key = %unknown.key,
+                    did_you_mean = unknown.did_you_mean.unwrap_or(""),
+                    "unknown configuration key ignored"
+                ),
+            }
+        }
+        Ok(config)
+    }
 
-        let chunk_size = match p.int(CHUNK_SIZE, 1, MAX_CHUNK_SIZE as i64)? {
-            Some(v) => v as u32,
-            None => {
-                return Err(ConfigError::new(
+    /// Parses `props`, recording every invalid value in `problems` (in key order of the
+    /// checks, so the first is what [`RsmConfig::from_props`] reports) and going on with
+    /// the default. `None` when there is no usable backend class.
+    pub(super) fn parse(
+        props: BTreeMap<String, String>,
+        kinds: &[&'static BackendKind],
+        problems: &Problems,
+    ) -> Option<Self> {
+        let p = Props { map: &props };
+        let pb = problems;
+
+        let backend = match p.require(STORAGE_BACKEND_CLASS) {
+            Err(e) => {
+                pb.push(e);
+                None
+            }
+            Ok(class) => {
+                let found = kinds.iter().copied().find(|k| k.matches(class));
+                if found.is_none() {
+                    let names: Vec<&str> = kinds.iter().map(|k| k.name).collect();
+                    pb.push(ConfigError::new(
+                        STORAGE_BACKEND_CLASS,
+                        class,
+                        format!(
+                            "one of the backends linked into this build: {} (or their Java class names)",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+                found
+            }
+        };
+
+        let chunk_size = match p.int(CHUNK_SIZE, 1, MAX_CHUNK_SIZE as i64) {
+            Ok(Some(v)) => v as u32,
+            Ok(None) => {
+                pb.push(ConfigError::new(
                     CHUNK_SIZE,
                     "<missing>",
                     format!("required: an integer from 1 to {MAX_CHUNK_SIZE}"),
                 ));
+                0
+            }
+            Err(e) => {
+                pb.push(e);
+                0
             }
         };
 
-        let compression_enabled = p.bool(COMPRESSION_ENABLED, false)?;
-        let compression_heuristic_enabled = p.bool(COMPRESSION_HEURISTIC_ENABLED, false)?;
+        let compression_enabled = pb.or(p.bool(COMPRESSION_ENABLED, false), false);
+        let compression_heuristic_enabled =
+            pb.or(p.bool(COMPRESSION_HEURISTIC_ENABLED, false), false);
         if compression_heuristic_enabled && !compression_enabled {
-            return Err(ConfigError::new(
+            pb.push(ConfigError::new(
                 COMPRESSION_HEURISTIC_ENABLED,
                 "true",
                 "false unless compression.enabled=true",
             ));
         }
 
-        let encryption = if p.bool(ENCRYPTION_ENABLED, false)? {
-            Some(parse_encryption(&p)?)
+        let encryption = if pb.or(p.bool(ENCRYPTION_ENABLED, false), false) {
+            parse_encryption(&p, pb)
         } else {
             None
         };
 
         let key_prefix = p.get(KEY_PREFIX).unwrap_or("").to_string();
-        let key_prefix_mask = p.bool(KEY_PREFIX_MASK, false)?;
+        let key_prefix_mask = pb.or(p.bool(KEY_PREFIX_MASK, false), false);
 
         let mut fields = BTreeSet::new();
         for name in p.list(CUSTOM_METADATA_FIELDS_INCLUDE) {
-            let field = CustomMetadataField::parse(name).ok_or_else(|| {
-                ConfigError::new(
+            match CustomMetadataField::parse(name) {
+                Some(field) => {
+                    fields.insert(field);
+                }
+                None => pb.push(ConfigError::new(
                     CUSTOM_METADATA_FIELDS_INCLUDE,
                     p.get(CUSTOM_METADATA_FIELDS_INCLUDE).unwrap_or(""),
                     format!(
                         "a comma-separated list of REMOTE_SIZE, OBJECT_PREFIX, OBJECT_KEY \
                          (unknown field {name:?})"
                     ),
-                )
-            })?;
-            fields.insert(field);
+                )),
+            }
         }
 
-        let upload_rate_limit_bytes_per_second = p
-            .int(
-                UPLOAD_RATE_LIMIT,
-                MIN_UPLOAD_RATE_LIMIT as i64,
-                i32::MAX as i64,
-            )?
+        let upload_rate_limit_bytes_per_second = pb
+            .or(
+                p.int(
+                    UPLOAD_RATE_LIMIT,
+                    MIN_UPLOAD_RATE_LIMIT as i64,
+                    i32::MAX as i64,
+                ),
+                None,
+            )
             .map(|v| v as u64);
 
         if let Some(v) = p.get(SEGMENT_FORMAT) {
             if v != "kafka" {
-                return Err(ConfigError::new(SEGMENT_FORMAT, v, "kafka"));
+                pb.push(ConfigError::new(SEGMENT_FORMAT, v, "kafka"));
             }
         }
-        p.int(METRICS_NUM_SAMPLES, 1, i32::MAX as i64)?;
-        p.int(METRICS_SAMPLE_WINDOW_MS, 1, i64::MAX)?;
+        pb.or(p.int(METRICS_NUM_SAMPLES, 1, i32::MAX as i64), None);
+        pb.or(p.int(METRICS_SAMPLE_WINDOW_MS, 1, i64::MAX), None);
         if let Some(v) = p.get(METRICS_RECORDING_LEVEL) {
             if !["INFO", "DEBUG", "TRACE"].contains(&v) {
-                return Err(ConfigError::new(
+                pb.push(ConfigError::new(
                     METRICS_RECORDING_LEVEL,
                     v,
                     "INFO, DEBUG or TRACE",
                 ));
             }
         }
-        let broker_id = match p.int(BROKER_ID, i64::from(i32::MIN), i64::from(i32::MAX))? {
-            Some(id) => Some(id),
-            None => p.int(NODE_ID, i64::from(i32::MIN), i64::from(i32::MAX))?,
-        };
+        let id_range = (i64::from(i32::MIN), i64::from(i32::MAX));
+        let broker_id = pb
+            .or(p.int(BROKER_ID, id_range.0, id_range.1), None)
+            .or_else(|| pb.or(p.int(NODE_ID, id_range.0, id_range.1), None));
 
-        let chunk_cache = parse_chunk_cache(&p)?;
+        let chunk_cache = parse_chunk_cache(&p, pb);
         let manifest_cache = ManifestCacheConfig {
-            max_entries: p.bound(MANIFEST_CACHE_SIZE, Some(1000))?,
-            retention: p.retention(MANIFEST_CACHE_RETENTION_MS, 3_600_000)?,
-            get_timeout: p.millis(MANIFEST_CACHE_GET_TIMEOUT_MS, 10_000)?,
-            thread_pool_size: p.pool_size(MANIFEST_CACHE_THREAD_POOL_SIZE)?,
+            max_entries: pb.or(p.bound(MANIFEST_CACHE_SIZE, Some(1000)), None),
+            retention: pb.or(p.retention(MANIFEST_CACHE_RETENTION_MS, 3_600_000), None),
+            get_timeout: pb.or(
+                p.millis(MANIFEST_CACHE_GET_TIMEOUT_MS, 10_000),
+                Duration::ZERO,
+            ),
+            thread_pool_size: pb.or(p.pool_size(MANIFEST_CACHE_THREAD_POOL_SIZE), 0),
         };
         let indexes_cache = IndexesCacheConfig {
-            size_bytes: p.bound(INDEXES_CACHE_SIZE, Some(10_485_760))?,
-            retention: p.retention(INDEXES_CACHE_RETENTION_MS, 600_000)?,
-            get_timeout: p.millis(INDEXES_CACHE_GET_TIMEOUT_MS, 10_000)?,
-            thread_pool_size: p.pool_size(INDEXES_CACHE_THREAD_POOL_SIZE)?,
+            size_bytes: pb.or(p.bound(INDEXES_CACHE_SIZE, Some(10_485_760)), None),
+            retention: pb.or(p.retention(INDEXES_CACHE_RETENTION_MS, 600_000), None),
+            get_timeout: pb.or(
+                p.millis(INDEXES_CACHE_GET_TIMEOUT_MS, 10_000),
+                Duration::ZERO,
+            ),
+            thread_pool_size: pb.or(p.pool_size(INDEXES_CACHE_THREAD_POOL_SIZE), 0),
         };
 
+        let ms = |key: &str, default_ms: u64| pb.or(p.millis(key, default_ms), Duration::ZERO);
         let lifecycle = LifecycleConfig {
-            get_first_byte_timeout: p.millis(STORAGE_GET_FIRST_BYTE_TIMEOUT_MS, 30_000)?,
-            get_idle_timeout: p.millis(STORAGE_GET_IDLE_TIMEOUT_MS, 30_000)?,
-            get_timeout: p.millis(STORAGE_GET_TIMEOUT_MS, 120_000)?,
-            upload_timeout: p.millis(STORAGE_UPLOAD_TIMEOUT_MS, 600_000)?,
-            delete_timeout: p.millis(STORAGE_DELETE_TIMEOUT_MS, 30_000)?,
-            memory_budget_bytes: p
-                .int(MEMORY_BUDGET_BYTES, 1 << 20, i64::MAX)?
+            get_first_byte_timeout: ms(STORAGE_GET_FIRST_BYTE_TIMEOUT_MS, 30_000),
+            get_idle_timeout: ms(STORAGE_GET_IDLE_TIMEOUT_MS, 30_000),
+            get_timeout: ms(STORAGE_GET_TIMEOUT_MS, 120_000),
+            upload_timeout: ms(STORAGE_UPLOAD_TIMEOUT_MS, 600_000),
+            delete_timeout: ms(STORAGE_DELETE_TIMEOUT_MS, 30_000),
+            memory_budget_bytes: pb
+                .or(p.int(MEMORY_BUDGET_BYTES, 1 << 20, i64::MAX), None)
                 .map_or(256 << 20, |v| v as u64),
-            max_in_flight: p.int(MAX_IN_FLIGHT, 1, 256)?.map(|v| v as usize),
-            close_timeout: p.millis(CLOSE_TIMEOUT_MS, 30_000)?,
+            max_in_flight: pb
+                .or(p.int(MAX_IN_FLIGHT, 1, 256), None)
+                .map(|v| v as usize),
+            close_timeout: ms(CLOSE_TIMEOUT_MS, 30_000),
         };
 
+        let log = parse_log(&p, pb);
+
+        // The JNI layer's keys (removed before the engine sees the map in the plugin;
+        // checked here for `tsm config check`).
+        pb.or(
+            p.int(JNI_WORKER_THREADS, 0, JNI_WORKER_THREADS_MAX as i64),
+            None,
+        );
+
+        let backend = backend?;
         let mut storage_values = BTreeMap::new();
         for (k, v) in &props {
             if let Some(rest) = k.strip_prefix(STORAGE_PREFIX) {
-                if k == STORAGE_BACKEND_CLASS {
-                    continue;
+                if k != STORAGE_BACKEND_CLASS {
+                    storage_values.insert(rest.to_string(), v.clone());
                 }
-                if !backend.keys.iter().any(|d| d.storage_key() == rest) {
-                    let known = backend.keys.iter().map(|d| d.name);
-                    tracing::warn!(
-                        key = %k,
-                        backend = backend.name,
-                        did_you_mean = closest_key(k, known).unwrap_or(""),
-                        "unknown storage configuration key ignored"
-                    );
-                }
-                storage_values.insert(rest.to_string(), v.clone());
-            } else if !is_core_key(k) {
-                let known = CONFIG_KEYS.iter().map(|d| d.name);
-                tracing::warn!(
-                    key = %k,
-                    did_you_mean = closest_key(k, known).unwrap_or(""),
-                    "unknown configuration key ignored"
-                );
             }
         }
 
-        Ok(Self {
+        Some(Self {
             backend,
             storage: StorageConfig::new(storage_values).with_secret_keys(
                 backend
@@ -466,46 +587,136 @@ impl RsmConfig {
             indexes_cache,
             broker_id,
             lifecycle,
+            log,
         })
     }
 }
 
-fn parse_encryption(p: &Props<'_>) -> Result<EncryptionConfig, ConfigError> {
-    let active = p.require(ENCRYPTION_KEY_PAIR_ID)?;
+/// Every invalid value found while parsing, in the order the checks ran.
+#[derive(Default)]
+pub(super) struct Problems(RefCell<Vec<ConfigError>>);
+
+impl Problems {
+    /// Records `e`.
+    pub(super) fn push(&self, e: ConfigError) {
+        self.0.borrow_mut().push(e);
+    }
+
+    /// The value of `r`, or `fallback` after recording its error.
+    fn or<T>(&self, r: Result<T, ConfigError>, fallback: T) -> T {
+        r.unwrap_or_else(|e| {
+            self.push(e);
+            fallback
+        })
+    }
+
+    /// What was recorded.
+    pub(super) fn into_vec(self) -> Vec<ConfigError> {
+        self.0.into_inner()
+    }
+}
+
+/// A key no part of tsm reads (it is ignored by the plugin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKey {
+    /// The key as given (without `rsm.config.`).
+    pub key: String,
+    /// The closest known key ([`closest_key`]), if one is near.
+    pub did_you_mean: Option<&'static str>,
+    /// For a `storage.*` key: the selected backend it is unknown to.
+    pub backend: Option<&'static str>,
+}
+
+/// The keys of `keys` that tsm does not know: not a core key ([`CONFIG_KEYS`], the
+/// per-key-pair keys, [`JNI_KEYS`]), and for `storage.*` keys not a key of `backend`
+/// (when no backend could be selected: of none of `kinds`).
+pub(super) fn unknown_keys<'a>(
+    keys: impl IntoIterator<Item = &'a String>,
+    backend: Option<&'static BackendKind>,
+    kinds: &[&'static BackendKind],
+) -> Vec<UnknownKey> {
+    let mut out = Vec::new();
+    for k in keys {
+        if let Some(rest) = k.strip_prefix(STORAGE_PREFIX) {
+            if k == STORAGE_BACKEND_CLASS {
+                continue;
+            }
+            let candidates: Vec<&'static ConfigKeyDoc> = match backend {
+                Some(b) => b.keys.iter().collect(),
+                None => kinds.iter().flat_map(|b| b.keys.iter()).collect(),
+            };
+            if !candidates.iter().any(|d| d.storage_key() == rest) {
+                out.push(UnknownKey {
+                    key: k.clone(),
+                    did_you_mean: closest_key(k, candidates.iter().map(|d| d.name)),
+                    backend: backend.map(|b| b.name),
+                });
+            }
+        } else if !is_core_key(k) {
+            let known = CONFIG_KEYS.iter().chain(JNI_KEYS).map(|d| d.name);
+            out.push(UnknownKey {
+                key: k.clone(),
+                did_you_mean: closest_key(k, known),
+                backend: None,
+            });
+        }
+    }
+    out
+}
+
+/// `encryption.*`, or `None` after recording the problems in `pb`.
+fn parse_encryption(p: &Props<'_>, pb: &Problems) -> Option<EncryptionConfig> {
+    let active = pb.or(p.require(ENCRYPTION_KEY_PAIR_ID).map(Some), None);
     let ids = p.list(ENCRYPTION_KEY_PAIRS);
+    let listed = p.get(ENCRYPTION_KEY_PAIRS).unwrap_or("");
     if ids.is_empty() {
-        return Err(ConfigError::new(
+        pb.push(ConfigError::new(
             ENCRYPTION_KEY_PAIRS,
             p.get(ENCRYPTION_KEY_PAIRS).unwrap_or("<missing>"),
             "required when encryption.enabled=true: a comma-separated list of key-pair ids",
         ));
+        return None;
     }
-    let mut key_pairs = Vec::with_capacity(ids.len());
+    let mut ok = active.is_some();
+    let mut key_pairs: Vec<KeyPairConfig> = Vec::with_capacity(ids.len());
     for id in &ids {
         if id.contains(':') {
-            return Err(ConfigError::new(
+            pb.push(ConfigError::new(
                 ENCRYPTION_KEY_PAIRS,
-                p.get(ENCRYPTION_KEY_PAIRS).unwrap_or(""),
+                listed,
                 format!("key-pair ids without ':' (id {id:?})"),
             ));
+            ok = false;
+            continue;
         }
-        if key_pairs.iter().any(|k: &KeyPairConfig| k.id == *id) {
-            return Err(ConfigError::new(
+        if key_pairs.iter().any(|k| k.id == *id) {
+            pb.push(ConfigError::new(
                 ENCRYPTION_KEY_PAIRS,
-                p.get(ENCRYPTION_KEY_PAIRS).unwrap_or(""),
+                listed,
                 format!("distinct key-pair ids (id {id:?} is listed twice)"),
             ));
+            ok = false;
+            continue;
         }
         let public = format!("{ENCRYPTION_KEY_PAIRS_PREFIX}{id}{PUBLIC_KEY_FILE_SUFFIX}");
         let private = format!("{ENCRYPTION_KEY_PAIRS_PREFIX}{id}{PRIVATE_KEY_FILE_SUFFIX}");
-        key_pairs.push(KeyPairConfig {
-            id: (*id).to_string(),
-            public_key_file: PathBuf::from(p.require(&public)?),
-            private_key_file: PathBuf::from(p.require(&private)?),
-        });
+        match (p.require(&public), p.require(&private)) {
+            (Ok(public), Ok(private)) => key_pairs.push(KeyPairConfig {
+                id: (*id).to_string(),
+                public_key_file: PathBuf::from(public),
+                private_key_file: PathBuf::from(private),
+            }),
+            (public, private) => {
+                for e in [public.err(), private.err()].into_iter().flatten() {
+                    pb.push(e);
+                }
+                ok = false;
+            }
+        }
     }
+    let active = active?;
     if !ids.contains(&active) {
-        return Err(ConfigError::new(
+        pb.push(ConfigError::new(
             ENCRYPTION_KEY_PAIR_ID,
             active,
             format!(
@@ -513,32 +724,42 @@ fn parse_encryption(p: &Props<'_>) -> Result<EncryptionConfig, ConfigError> {
                 ids.join(", ")
             ),
         ));
+        return None;
     }
-    Ok(EncryptionConfig {
+    ok.then(|| EncryptionConfig {
         active_key_pair_id: active.to_string(),
         key_pairs,
     })
 }
 
-fn parse_chunk_cache(p: &Props<'_>) -> Result<ChunkCacheConfig, ConfigError> {
+/// `fetch.chunk.cache.*`, recording problems in `pb` (then without a cache).
+fn parse_chunk_cache(p: &Props<'_>, pb: &Problems) -> ChunkCacheConfig {
     let kind = match p.get(CHUNK_CACHE_CLASS) {
         None => None,
         Some(v) if v.eq_ignore_ascii_case("memory") || MEMORY_CACHE_ALIASES.contains(&v) => {
             Some(ChunkCacheKind::Memory)
         }
         Some(v) if v.eq_ignore_ascii_case("disk") || DISK_CACHE_ALIASES.contains(&v) => {
-            let path = PathBuf::from(p.require(CHUNK_CACHE_PATH)?);
-            if !path.is_dir() {
-                return Err(ConfigError::new(
-                    CHUNK_CACHE_PATH,
-                    path.display().to_string(),
-                    "an existing directory",
-                ));
+            match p.require(CHUNK_CACHE_PATH) {
+                Err(e) => {
+                    pb.push(e);
+                    None
+                }
+                Ok(path) if !PathBuf::from(path).is_dir() => {
+                    pb.push(ConfigError::new(
+                        CHUNK_CACHE_PATH,
+                        path,
+                        "an existing directory",
+                    ));
+                    None
+                }
+                Ok(path) => Some(ChunkCacheKind::Disk {
+                    path: PathBuf::from(path),
+                }),
             }
-            Some(ChunkCacheKind::Disk { path })
         }
         Some(v) => {
-            return Err(ConfigError::new(
+            pb.push(ConfigError::new(
                 CHUNK_CACHE_CLASS,
                 v,
                 format!(
@@ -546,31 +767,33 @@ fn parse_chunk_cache(p: &Props<'_>) -> Result<ChunkCacheConfig, ConfigError> {
                     MEMORY_CACHE_ALIASES[0], DISK_CACHE_ALIASES[0]
                 ),
             ));
+            None
         }
     };
-    let size_bytes = if kind.is_some() {
-        if p.get(CHUNK_CACHE_SIZE).is_none() {
-            return Err(ConfigError::new(
-                CHUNK_CACHE_SIZE,
-                "<missing>",
-                "required when fetch.chunk.cache.class is set: bytes, or -1 for unbounded",
-            ));
-        }
-        p.bound(CHUNK_CACHE_SIZE, None)?
-    } else {
-        p.bound(CHUNK_CACHE_SIZE, None)?;
+    let size_bytes = if p.get(CHUNK_CACHE_CLASS).is_some() && p.get(CHUNK_CACHE_SIZE).is_none() {
+        pb.push(ConfigError::new(
+            CHUNK_CACHE_SIZE,
+            "<missing>",
+            "required when fetch.chunk.cache.class is set: bytes, or -1 for unbounded",
+        ));
         None
+    } else {
+        let size = pb.or(p.bound(CHUNK_CACHE_SIZE, None), None);
+        if kind.is_some() { size } else { None }
     };
-    Ok(ChunkCacheConfig {
+    ChunkCacheConfig {
         kind,
         size_bytes,
-        retention: p.retention(CHUNK_CACHE_RETENTION_MS, 600_000)?,
-        prefetch_max_size: p
-            .int(CHUNK_CACHE_PREFETCH_MAX_SIZE, 0, i64::from(i32::MAX))?
+        retention: pb.or(p.retention(CHUNK_CACHE_RETENTION_MS, 600_000), None),
+        prefetch_max_size: pb
+            .or(
+                p.int(CHUNK_CACHE_PREFETCH_MAX_SIZE, 0, i64::from(i32::MAX)),
+                None,
+            )
             .unwrap_or(0) as u32,
-        get_timeout: p.millis(CHUNK_CACHE_GET_TIMEOUT_MS, 10_000)?,
-        thread_pool_size: p.pool_size(CHUNK_CACHE_THREAD_POOL_SIZE)?,
-    })
+        get_timeout: pb.or(p.millis(CHUNK_CACHE_GET_TIMEOUT_MS, 10_000), Duration::ZERO),
+        thread_pool_size: pb.or(p.pool_size(CHUNK_CACHE_THREAD_POOL_SIZE), 0),
+    }
 }
 
 #[cfg(test)]

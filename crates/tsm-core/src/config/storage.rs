@@ -173,6 +173,10 @@ pub struct BackendKind {
     /// Builds the backend from its `storage.*` keys. Async because cloud SDKs load
     /// credentials asynchronously. Errors name the key.
     pub build: fn(StorageConfig) -> BuildFuture,
+    /// Checks the `storage.*` keys as `build` would, without building anything, reading
+    /// credentials or making a request (`tsm config check`). Errors name the key (first
+    /// problem only).
+    pub validate: fn(&StorageConfig) -> Result<(), ConfigError>,
 }
 
 impl BackendKind {

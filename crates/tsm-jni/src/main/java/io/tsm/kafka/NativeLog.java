@@ -6,8 +6,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Forwards native {@code tracing} events to SLF4J: a daemon thread per class loader drains the
  * native queue (src/logging.rs) with bounded waits and logs each record under
- * {@code io.tsm.kafka.native.<rust target>} ({@code ::} becomes {@code .}). The native level
- * filter is set once from what {@value #ROOT} has enabled.
+ * {@code io.tsm.kafka.native.<rust target>} ({@code ::} becomes {@code .}). The level of tsm's
+ * own native targets follows what SLF4J has enabled for {@value #ROOT} (which inherits
+ * {@code io.tsm.kafka}'s level in log4j), read at load and again at every
+ * {@code configure} ({@link #refreshLevel}), unless {@code rsm.config.tsm.log.level} sets it; the
+ * SDKs and HTTP stack stay at WARN unless {@code rsm.config.tsm.log.filter} names them
+ * (src/logging.rs). Records are redacted natively before they get here.
  */
 final class NativeLog {
     private NativeLog() {}
@@ -21,13 +25,22 @@ final class NativeLog {
         if (pump != null) {
             return;
         }
-        Logger root = LoggerFactory.getLogger(ROOT);
-        int level = root.isTraceEnabled() ? 5 : root.isDebugEnabled() ? 4 : root.isInfoEnabled() ? 3
-                : root.isWarnEnabled() ? 2 : root.isErrorEnabled() ? 1 : 0;
-        NativeBridge.initLogging(level);
+        NativeBridge.initLogging(slf4jLevel());
         pump = new Thread(NativeLog::run, "tsm-native-log");
         pump.setDaemon(true);
         pump.start();
+    }
+
+    /** Hands the broker's current level of {@value #ROOT} to the native side (called by configure). */
+    static void refreshLevel() {
+        NativeBridge.initLogging(slf4jLevel());
+    }
+
+    /** 0 off, 1 error .. 5 trace: the most verbose level SLF4J has enabled for {@value #ROOT}. */
+    private static int slf4jLevel() {
+        Logger root = LoggerFactory.getLogger(ROOT);
+        return root.isTraceEnabled() ? 5 : root.isDebugEnabled() ? 4 : root.isInfoEnabled() ? 3
+                : root.isWarnEnabled() ? 2 : root.isErrorEnabled() ? 1 : 0;
     }
 
     private static void run() {

@@ -58,6 +58,7 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
             props.put(e.getKey(), v instanceof Password ? ((Password) v).value() : String.valueOf(v));
         }
         NativeLoader.ensureLoaded(props.get(NativeLoader.DIR_CONFIG));
+        NativeLog.refreshLevel();
         long h;
         try {
             long op = NativeBridge.configureStart(Wire.props(props));

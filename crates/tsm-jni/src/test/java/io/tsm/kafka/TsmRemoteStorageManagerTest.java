@@ -367,6 +367,36 @@ class TsmRemoteStorageManagerTest {
     }
 
     @Test
+    void startupLineReachesSlf4jAndSecretsAreRedacted() throws Exception {
+        String logFile = System.getProperty("org.slf4j.simpleLogger.logFile");
+        org.junit.jupiter.api.Assumptions.assumeTrue(logFile != null && !logFile.equals("System.err"),
+                "slf4j-simple writes to a file only under the Maven build (pom.xml)");
+        String secret = "junit-secret-" + java.util.UUID.randomUUID();
+        Map<String, Object> config = Fixtures.config(work.resolve("bucket-redaction"));
+        // Unknown to the filesystem backend, but named like a secret: registered for redaction.
+        config.put("storage.sas.token", secret);
+        config.put("tsm.log.filter", "tsm_jni=info");
+        TsmRemoteStorageManager other = new TsmRemoteStorageManager();
+        other.configure(config);
+        other.close();
+        String marker = "redaction-marker-" + java.util.UUID.randomUUID();
+        NativeBridge.testHook(0, 3, marker + " " + secret + " Authorization: Bearer abc.def.ghi");
+        Path file = Path.of(logFile);
+        String text = "";
+        for (int i = 0; i < 200 && !text.contains(marker); i++) {
+            Thread.sleep(25);
+            text = java.nio.file.Files.exists(file) ? java.nio.file.Files.readString(file) : "";
+        }
+        assertTrue(text.contains(marker + " **** Authorization: ****"), "redacted record reached SLF4J");
+        assertFalse(text.contains(secret), "a registered secret reached the log");
+        assertFalse(text.contains("abc.def.ghi"), "a bearer token reached the log");
+        assertTrue(text.contains("INFO io.tsm.kafka.native.tsm_jni.instance - tsm ") && text.contains(
+                " configured: backend filesystem, native log filter warn,tsm_core=info,"), "startup line");
+        assertTrue(text.contains(",tsm_jni=info, settings storage.backend.class=filesystem, chunk.size="),
+                "startup line lists the settings");
+    }
+
+    @Test
     void sixteenThreadsFetchConcurrently() throws Exception {
         List<Fixtures.Segment> segments = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
