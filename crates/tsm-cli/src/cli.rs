@@ -155,6 +155,11 @@ pub enum ConfigCommand {
     Check {
         /// The properties file.
         file: PathBuf,
+        /// Do not open the key-pair files (each pair must still name both): for a
+        /// configuration checked away from the broker, e.g. a Kubernetes manifest whose
+        /// Secret is mounted only in the pod.
+        #[arg(long)]
+        skip_key_files: bool,
     },
 }
 

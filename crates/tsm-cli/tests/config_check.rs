@@ -164,6 +164,44 @@ fn unreadable_key_files_and_json_output() {
 }
 
 #[test]
+fn skip_key_files_checks_a_manifest_away_from_the_broker() {
+    // A Kubernetes manifest's config names files of a Secret mounted only in the pod.
+    let text = "rsm.config.storage.backend.class=filesystem\nrsm.config.storage.root=/tmp\n\
+         rsm.config.chunk.size=4194304\n\
+         rsm.config.encryption.enabled=true\nrsm.config.encryption.key.pair.id=k1\n\
+         rsm.config.encryption.key.pairs=k1\n\
+         rsm.config.encryption.key.pairs.k1.public.key.file=/mnt/absent/k1-public.pem\n\
+         rsm.config.encryption.key.pairs.k1.private.key.file=/mnt/absent/k1-private.pem\n";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("rsm.properties");
+    std::fs::write(&file, text).expect("write");
+    let path = file.to_str().expect("utf-8");
+    // By default the files are read, as configure does: absent files are problems.
+    let run = tsm(&["config", "check", path]).expect_code(2);
+    assert!(
+        run.stdout
+            .contains("rsm.config.encryption.key.pairs.k1.public.key.file: invalid value"),
+        "{}",
+        run.stdout
+    );
+    // Skipped, the rest still passes...
+    tsm(&["config", "check", "--skip-key-files", path]).expect_code(0);
+    // ...and a pair that names no file is still a problem.
+    let without = text.replace(
+        "rsm.config.encryption.key.pairs.k1.private.key.file=/mnt/absent/k1-private.pem\n",
+        "",
+    );
+    std::fs::write(&file, without).expect("write");
+    let run = tsm(&["config", "check", "--skip-key-files", path]).expect_code(2);
+    assert!(
+        run.stdout
+            .contains("rsm.config.encryption.key.pairs.k1.private.key.file: missing"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn a_missing_file_is_a_usage_error() {
     let run = tsm(&["config", "check", "/nonexistent/server.properties"]).expect_code(2);
     assert!(

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tsm_core::backend::filesystem::KIND as FS;
 use tsm_core::config::{
     BackendKind, CONFIG_KEYS, ChunkCacheKind, ConfigError, ConfigKeyDoc, CustomMetadataField,
-    RsmConfig,
+    KeyFiles, RsmConfig,
 };
 
 static SECRET_KIND: BackendKind = BackendKind {
@@ -487,7 +487,7 @@ fn check_reports_every_problem_and_from_props_the_first() {
         ("chunk.sise", "1"),
         ("storage.rooot", "/x"),
     ]);
-    let problems = check(&p, KINDS);
+    let problems = check(&p, KINDS, KeyFiles::Read);
     let keys: Vec<&str> = problems.iter().map(ConfigProblem::key).collect();
     assert_eq!(
         keys,
@@ -521,5 +521,12 @@ fn check_reports_every_problem_and_from_props_the_first() {
         "chunk.size"
     );
     // A configuration the engine accepts has no problem (JNI keys are known).
-    assert!(check(&props(&[("tsm.jni.worker.threads", "2")]), KINDS).is_empty());
+    assert!(
+        check(
+            &props(&[("tsm.jni.worker.threads", "2")]),
+            KINDS,
+            KeyFiles::Read
+        )
+        .is_empty()
+    );
 }

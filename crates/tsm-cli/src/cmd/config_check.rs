@@ -17,7 +17,7 @@ use std::path::Path;
 
 use tsm_core::config::effective::effective_settings;
 use tsm_core::config::keys::{self, is_core_key};
-use tsm_core::config::{self, ConfigProblem};
+use tsm_core::config::{self, ConfigProblem, KeyFiles};
 
 use crate::error::{CliError, CliResult};
 use crate::output::Output;
@@ -49,7 +49,7 @@ pub struct Report {
 }
 
 /// Reads and checks `path`. Errors (exit 2) only for a file that cannot be read or parsed.
-pub fn check_file(path: &Path) -> CliResult<Report> {
+pub fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> {
     let f = std::fs::File::open(path).map_err(|e| {
         CliError::Usage(format!(
             "cannot read properties file {}: {e}",
@@ -93,7 +93,7 @@ pub fn check_file(path: &Path) -> CliResult<Report> {
         }
     }
     let keys = props.len();
-    for p in config::check(&props, KINDS) {
+    for p in config::check(&props, KINDS, key_files) {
         let written = format!("{prefix}{}", p.key());
         let message = match &p {
             ConfigProblem::Unknown(u) => {
@@ -129,8 +129,8 @@ pub fn check_file(path: &Path) -> CliResult<Report> {
 
 /// Prints the report of `path` (text or `--json`); a file with problems is a
 /// configuration error (exit 2).
-pub fn run(out: Output, path: &Path) -> CliResult {
-    let r = check_file(path)?;
+pub fn run(out: Output, path: &Path, key_files: KeyFiles) -> CliResult {
+    let r = check_file(path, key_files)?;
     let style = match r.style {
         Style::Prefixed => "prefixed",
         Style::Bare => "bare",

@@ -19,6 +19,7 @@ use crate::error::CliResult;
 use crate::output::Output;
 use crate::props;
 use crate::segment::Filter;
+use tsm_core::config::KeyFiles;
 
 /// Runs the command of `cli`.
 pub async fn dispatch(cli: Cli) -> CliResult {
@@ -31,8 +32,19 @@ pub async fn dispatch(cli: Cli) -> CliResult {
             command: ConfigCommand::Docs,
         } => return config_docs::run(out),
         Command::Config {
-            command: ConfigCommand::Check { file },
-        } => return config_check::run(out, file),
+            command:
+                ConfigCommand::Check {
+                    file,
+                    skip_key_files,
+                },
+        } => {
+            let key_files = if *skip_key_files {
+                KeyFiles::Skip
+            } else {
+                KeyFiles::Read
+            };
+            return config_check::run(out, file, key_files);
+        }
         _ => {}
     }
     let props = props::load(cli.global.config.as_deref(), &cli.global.set)?;

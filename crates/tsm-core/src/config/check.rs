@@ -55,12 +55,25 @@ impl fmt::Display for ConfigProblem {
     }
 }
 
+/// Whether [`check`] reads the key-pair files the configuration names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyFiles {
+    /// Read and parse each `encryption.key.pairs.<id>.{public,private}.key.file`, as the
+    /// plugin's `configure` does (where the check runs on the broker's host).
+    Read,
+    /// Check that every pair names both files but do not open them: for a configuration
+    /// checked away from the broker, e.g. a Kubernetes manifest whose Secret is mounted only
+    /// in the pod.
+    Skip,
+}
+
 /// Every problem of `props` (`rsm.config.` stripped) against the backends `kinds`:
-/// empty when the plugin would accept it. Reads the key-pair files; builds no backend and
-/// makes no request.
+/// empty when the plugin would accept it. Reads the key-pair files unless `key_files` is
+/// [`KeyFiles::Skip`]; builds no backend and makes no request.
 pub fn check(
     props: &BTreeMap<String, String>,
     kinds: &[&'static BackendKind],
+    key_files: KeyFiles,
 ) -> Vec<ConfigProblem> {
     let problems = Problems::default();
     let config = RsmConfig::parse(props.clone(), kinds, &problems);
@@ -69,7 +82,7 @@ pub fn check(
         if let Err(e) = (cfg.backend.validate)(&cfg.storage) {
             invalid.push(e);
         }
-        if let Some(enc) = &cfg.encryption {
+        if let (Some(enc), KeyFiles::Read) = (&cfg.encryption, key_files) {
             for pair in &enc.key_pairs {
                 if let Err(e) =
                     KeyPair::from_files(&pair.id, &pair.public_key_file, &pair.private_key_file)

@@ -15,7 +15,7 @@ pub mod keys;
 mod rsm;
 mod storage;
 
-pub use check::{ConfigProblem, check};
+pub use check::{ConfigProblem, KeyFiles, check};
 pub use docs::render_configuration_markdown;
 pub use keys::{CONFIG_KEYS, JNI_KEYS};
 pub use rsm::{
