@@ -3,6 +3,8 @@ package io.tsm.kafka;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.metrics.JmxReporter;
@@ -29,6 +31,10 @@ import org.apache.kafka.common.utils.Time;
  * times in ms. Sensors tagged by partition are at recording level DEBUG (they exist, and count
  * only with {@code metrics.recording.level=DEBUG}), as in the Java plugin.
  *
+ * <p>The untagged and object-type MBeans are registered with all their attributes at configure,
+ * a topic's and partition's at the first call for it (the Java plugin registers each attribute
+ * at its first record, so e.g. {@code segment-delete-errors-total} appears only after an error).
+ *
  * <p>Recorded by {@link TsmRemoteStorageManager} when a call ends (Java plugin semantics):
  * copy time and each uploaded object (type {@code log}, {@code indexes}, {@code rsm-manifest}
  * with its stored bytes, as the native copy reports them) after a successful copy; a delete
@@ -39,23 +45,63 @@ final class CallMetrics implements AutoCloseable {
     static final String DOMAIN = "aiven.kafka.server.tieredstorage";
     static final String GROUP = "remote-storage-manager-metrics";
 
+    private static final String[] OBJECT_TYPES = {"log", "indexes", "rsm-manifest"};
+
     private final Metrics metrics;
+    /** Topic-partitions whose MBeans are registered. */
+    private final Set<String> seen = ConcurrentHashMap.newKeySet();
 
     CallMetrics(MetricConfig config) {
         metrics = new Metrics(config, List.of(new JmxReporter()), Time.SYSTEM, new KafkaMetricsContext(DOMAIN));
+        // The untagged and object-type MBeans exist from the start, with every attribute.
+        register(Scope.TOTAL, null, 0);
     }
+
+    /**
+     * Registers every sensor of {@code topic}-{@code partition}'s MBeans (topic, partition, with
+     * and without object type) on its first call, so each MBean shows all its attributes, errors at
+     * 0 included, from then on.
+     */
+    private void ensure(String topic, int partition) {
+        if (seen.add(topic + "-" + partition)) {
+            register(Scope.TOPIC, topic, partition);
+            register(Scope.PARTITION, topic, partition);
+        }
+    }
+
+    private void register(Scope s, String topic, int partition) {
+        time(s, topic, partition, "segment-copy-time", COPY_TIME_DOC);
+        count(s, topic, partition, null, "segment-delete", DELETE_DOC);
+        sum(s, topic, partition, null, "segment-delete-bytes", DELETE_BYTES_DOC);
+        time(s, topic, partition, "segment-delete-time", DELETE_TIME_DOC);
+        count(s, topic, partition, null, "segment-delete-errors", DELETE_ERRORS_DOC);
+        sum(s, topic, partition, null, "segment-fetch-requested-bytes", FETCH_DOC);
+        for (String type : new String[] {null, OBJECT_TYPES[0], OBJECT_TYPES[1], OBJECT_TYPES[2]}) {
+            count(s, topic, partition, type, "object-upload", UPLOAD_DOC);
+            sum(s, topic, partition, type, "object-upload-bytes", UPLOAD_BYTES_DOC);
+        }
+    }
+
+    private static final String COPY_TIME_DOC = "time spent processing and uploading a log segment and indexes";
+    private static final String DELETE_DOC = "delete remote segment operations, including all its objects";
+    private static final String DELETE_BYTES_DOC = "deleted number of bytes estimated from segment size";
+    private static final String DELETE_TIME_DOC = "time spent deleting log segment and indexes";
+    private static final String DELETE_ERRORS_DOC = "errors during remote log segment deletion";
+    private static final String FETCH_DOC = "segment fetch requested bytes";
+    private static final String UPLOAD_DOC = "object uploads";
+    private static final String UPLOAD_BYTES_DOC = "object upload bytes";
 
     /** A successful copy of a segment of {@code topic}-{@code partition}. */
     void copied(String topic, int partition, long timeMs, List<Wire.Upload> uploads) {
+        ensure(topic, partition);
         for (Scope s : Scope.values()) {
-            time(s, topic, partition, "segment-copy-time", "time spent processing and uploading a log segment and indexes")
-                    .record(timeMs);
+            time(s, topic, partition, "segment-copy-time", COPY_TIME_DOC).record(timeMs);
         }
         for (Wire.Upload u : uploads) {
             for (Scope s : Scope.values()) {
                 for (String type : new String[] {null, u.type}) {
-                    count(s, topic, partition, type, "object-upload", "object uploads").record();
-                    sum(s, topic, partition, type, "object-upload-bytes", "object upload bytes").record(u.bytes);
+                    count(s, topic, partition, type, "object-upload", UPLOAD_DOC).record();
+                    sum(s, topic, partition, type, "object-upload-bytes", UPLOAD_BYTES_DOC).record(u.bytes);
                 }
             }
         }
@@ -63,33 +109,34 @@ final class CallMetrics implements AutoCloseable {
 
     /** A delete starts (the Java plugin counts it, and the segment's size, up front). */
     void deleteStarted(String topic, int partition, long segmentBytes) {
+        ensure(topic, partition);
         for (Scope s : Scope.values()) {
-            count(s, topic, partition, null, "segment-delete",
-                    "delete remote segment operations, including all its objects").record();
-            sum(s, topic, partition, null, "segment-delete-bytes", "deleted number of bytes estimated from segment size")
-                    .record(segmentBytes);
+            count(s, topic, partition, null, "segment-delete", DELETE_DOC).record();
+            sum(s, topic, partition, null, "segment-delete-bytes", DELETE_BYTES_DOC).record(segmentBytes);
         }
     }
 
     /** A delete succeeded after {@code timeMs}. */
     void deleted(String topic, int partition, long timeMs) {
+        ensure(topic, partition);
         for (Scope s : Scope.values()) {
-            time(s, topic, partition, "segment-delete-time", "time spent deleting log segment and indexes").record(timeMs);
+            time(s, topic, partition, "segment-delete-time", DELETE_TIME_DOC).record(timeMs);
         }
     }
 
     /** A delete failed. */
     void deleteFailed(String topic, int partition) {
+        ensure(topic, partition);
         for (Scope s : Scope.values()) {
-            count(s, topic, partition, null, "segment-delete-errors", "errors during remote log segment deletion")
-                    .record();
+            count(s, topic, partition, null, "segment-delete-errors", DELETE_ERRORS_DOC).record();
         }
     }
 
     /** A fetch asked for {@code bytes} (its range, to the segment end when open-ended). */
     void fetchRequested(String topic, int partition, long bytes) {
+        ensure(topic, partition);
         for (Scope s : Scope.values()) {
-            sum(s, topic, partition, null, "segment-fetch-requested-bytes", "segment fetch requested bytes").record(bytes);
+            sum(s, topic, partition, null, "segment-fetch-requested-bytes", FETCH_DOC).record(bytes);
         }
     }
 
