@@ -5,8 +5,8 @@
 //! Names, by S3 operation (`Metadata::name` of the SDK, kebab-cased: `put-object`,
 //! `get-object`, `create-multipart-upload`, `upload-part`, `complete-multipart-upload`,
 //! `abort-multipart-upload`, `delete-object`, `delete-objects`, `list-objects-v2`, ...):
-//! counter `client.s3.<op>.requests` and latency `client.s3.<op>` (attempt start to
-//! response headers: the body of a GetObject streams afterwards). Failed attempts by class:
+//! counter `client.s3.<op>.requests` and latency `client.s3.<op>` (request sent to response
+//! headers: the body of a GetObject streams afterwards). Failed attempts by class:
 //! `client.s3.errors.throttling` (HTTP 429 or 503: S3's `SlowDown` is a 503),
 //! `client.s3.errors.server` (other 5xx), `client.s3.errors.configured-timeout` (the
 //! attempt or call timeout of `storage.s3.api.call.*timeout`), `client.s3.errors.io`
@@ -25,12 +25,15 @@ use aws_smithy_runtime_api::client::interceptors::Intercept;
 use aws_smithy_runtime_api::client::interceptors::context::{
     BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
 };
+// The request is moved into the HTTP client when it is sent: after an attempt the context
+// no longer has it, so "was it sent" is the AttemptStart mark of `read_before_transmit`.
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::{ConfigBag, Storable, StoreReplace};
 use tsm_core::metrics::{Counter, LatencyHistogram, MetricsRegistry};
 
-/// When the current attempt started (kept in the request's config bag).
+/// When the current attempt's request went on the wire (kept in the request's config bag;
+/// removed when the attempt ends, so an attempt that never reached the wire counts nothing).
 #[derive(Debug, Clone)]
 struct AttemptStart(Instant);
 
@@ -120,7 +123,7 @@ impl Intercept for RequestMetrics {
         "tsm-request-metrics"
     }
 
-    fn read_before_attempt(
+    fn read_before_transmit(
         &self,
         _context: &BeforeTransmitInterceptorContextRef<'_>,
         _runtime_components: &RuntimeComponents,
@@ -138,9 +141,10 @@ impl Intercept for RequestMetrics {
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         // An attempt that never reached the wire (signing failed) sent no request.
-        if context.request().is_none() {
+        let Some(AttemptStart(started)) = cfg.load::<AttemptStart>().cloned() else {
             return Ok(());
-        }
+        };
+        cfg.interceptor_state().unset::<AttemptStart>();
         let name = cfg
             .load::<Metadata>()
             .map_or("Unknown", |m| m.name())
@@ -150,9 +154,7 @@ impl Intercept for RequestMetrics {
         if let Some(c) = &op.class {
             c.inc();
         }
-        if let Some(AttemptStart(t)) = cfg.load::<AttemptStart>() {
-            op.latency.record(t.elapsed());
-        }
+        op.latency.record(started.elapsed());
         let status = context.response().map(|r| r.status().as_u16());
         match context.output_or_error() {
             Some(Ok(_)) => {}
