@@ -24,8 +24,11 @@ use time::OffsetDateTime;
 use tsm_core::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta};
 use tsm_core::config::ConfigError;
 
+use tsm_core::metrics::MetricsRegistry;
+
 use crate::config::{Auth, AzureConfig, ENDPOINT_URL};
 use crate::error::classify;
+use crate::metrics::RequestMetrics;
 use crate::sas::{self, AccountKey};
 
 /// Partition size asked of the SDK for a whole-blob download: 2^50 - 1 bytes on 64-bit, so any real
@@ -55,6 +58,8 @@ pub struct AzureClient {
     /// The validated settings.
     pub cfg: Arc<AzureConfig>,
     source: Source,
+    /// The request-counting policy every container client carries.
+    metrics: Arc<RequestMetrics>,
 }
 
 impl std::fmt::Debug for AzureClient {
@@ -66,7 +71,7 @@ impl std::fmt::Debug for AzureClient {
     }
 }
 
-fn options(cfg: &AzureConfig) -> BlobContainerClientOptions {
+fn options(cfg: &AzureConfig, metrics: &Arc<RequestMetrics>) -> BlobContainerClientOptions {
     let retry = if cfg.max_retries == 0 {
         RetryOptions::none()
     } else {
@@ -78,6 +83,8 @@ fn options(cfg: &AzureConfig) -> BlobContainerClientOptions {
     BlobContainerClientOptions {
         client_options: ClientOptions {
             retry,
+            // Per try: every request on the wire is counted, retries included.
+            per_try_policies: vec![metrics.clone() as Arc<dyn azure_core::http::policies::Policy>],
             ..Default::default()
         },
         ..Default::default()
@@ -105,9 +112,10 @@ fn build(
     cfg: &AzureConfig,
     query: Option<&str>,
     credential: Option<Arc<dyn TokenCredential>>,
+    metrics: &Arc<RequestMetrics>,
 ) -> Result<Arc<BlobContainerClient>, ConfigError> {
     let url = container_url(cfg, query)?;
-    BlobContainerClient::new(url, credential, Some(options(cfg)))
+    BlobContainerClient::new(url, credential, Some(options(cfg, metrics)))
         .map(Arc::new)
         .map_err(|e| {
             ConfigError::new(
@@ -125,33 +133,43 @@ fn signed(
     cfg: &AzureConfig,
     account: &str,
     key: &AccountKey,
+    metrics: &Arc<RequestMetrics>,
 ) -> Result<(Arc<BlobContainerClient>, OffsetDateTime), ConfigError> {
     let allow_http = cfg.endpoint.starts_with("http://");
     let (token, expiry) =
         sas::blob_account_sas(account, key, OffsetDateTime::now_utc(), allow_http);
-    Ok((build(cfg, Some(&token), None)?, expiry))
+    Ok((build(cfg, Some(&token), None, metrics)?, expiry))
 }
 
 impl AzureClient {
-    /// Builds the SDK client for `cfg` (no request is made).
+    /// Builds the SDK client for `cfg` (no request is made); requests are counted into a
+    /// private registry.
     pub fn new(cfg: AzureConfig) -> Result<Self, ConfigError> {
+        Self::with_metrics(cfg, &MetricsRegistry::new())
+    }
+
+    /// As [`AzureClient::new`], counting every request into `registry`
+    /// ([`crate::metrics`]).
+    pub fn with_metrics(cfg: AzureConfig, registry: &MetricsRegistry) -> Result<Self, ConfigError> {
+        let metrics = Arc::new(RequestMetrics::new(registry));
         let source = match &cfg.auth {
             Auth::SharedKey { account, key } => Source::SharedKey {
                 account: account.clone(),
                 key: key.clone(),
-                current: RwLock::new(signed(&cfg, account, key)?),
+                current: RwLock::new(signed(&cfg, account, key, &metrics)?),
             },
-            Auth::Sas(token) => Source::Fixed(build(&cfg, Some(token.expose()), None)?),
+            Auth::Sas(token) => Source::Fixed(build(&cfg, Some(token.expose()), None, &metrics)?),
             Auth::EntraId => {
                 let (credential, how) = crate::credential::entra_id()?;
                 tracing::info!(endpoint = %cfg.endpoint, "azure: Entra ID via {how}");
-                Source::Fixed(build(&cfg, None, Some(credential))?)
+                Source::Fixed(build(&cfg, None, Some(credential), &metrics)?)
             }
         };
         Ok(Self {
             container: Arc::from(cfg.container.as_str()),
             cfg: Arc::new(cfg),
             source,
+            metrics,
         })
     }
 
@@ -173,7 +191,7 @@ impl AzureClient {
                 }
                 let mut guard = current.write().unwrap_or_else(|p| p.into_inner());
                 if OffsetDateTime::now_utc() >= renew_at(guard.1) {
-                    match signed(&self.cfg, account, key) {
+                    match signed(&self.cfg, account, key, &self.metrics) {
                         Ok(fresh) => *guard = fresh,
                         // Cannot happen: the same URL was accepted at build time.
                         Err(e) => tracing::error!("azure: re-signing the SAS failed: {e}"),

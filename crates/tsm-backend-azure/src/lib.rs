@@ -30,12 +30,15 @@
 //!   Contributor" on the container.
 //! - Azurite: endpoint `http://127.0.0.1:10000/devstoreaccount1` (no trailing slash), and
 //!   `--skipApiVersionCheck` (the SDK sends a newer `x-ms-version` than Azurite knows).
+//! - Metrics ([`metrics`]): a per-try pipeline policy counts every request (retries
+//!   included) by kind into the engine's registry (`client.azure.*`).
 
 pub mod blocks;
 pub mod client;
 pub mod config;
 pub mod credential;
 pub mod error;
+pub mod metrics;
 pub mod sas;
 
 use std::fmt;
@@ -77,7 +80,12 @@ impl AzureBackend {
     /// Builds the backend from its `storage.*` keys (see [`config::KEYS`]). No request is
     /// made; errors name the key.
     pub fn from_storage_config(cfg: &StorageConfig) -> Result<Self, ConfigError> {
-        Self::new(AzureConfig::from_storage_config(cfg)?)
+        Ok(Self {
+            client: Arc::new(AzureClient::with_metrics(
+                AzureConfig::from_storage_config(cfg)?,
+                cfg.metrics(),
+            )?),
+        })
     }
 
     /// Builds the backend from a parsed [`AzureConfig`].

@@ -30,6 +30,8 @@ use google_cloud_storage::retry_policy::RetryableErrors;
 use google_cloud_storage::streaming_source::{SizeHint, StreamingSource};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::{Method, StatusCode};
+
+use crate::metrics::RequestMetrics;
 use tsm_core::backend::{ByteStream, ListStream, ObjectMeta};
 use tsm_core::{BackendError, ByteRange, ObjectKey};
 
@@ -61,6 +63,8 @@ pub(crate) struct GcsClient {
     delete_concurrency: usize,
     /// `resumable.upload.chunk.size`: bytes buffered by one upload.
     pub(crate) upload_chunk_bytes: u64,
+    /// Request counters (`crate::metrics`).
+    metrics: RequestMetrics,
 }
 
 impl std::fmt::Debug for GcsClient {
@@ -77,7 +81,7 @@ impl GcsClient {
     ///
     /// # Errors
     /// A message (no secrets) when the credentials or the SDK client cannot be built.
-    pub(crate) async fn new(config: &GcsConfig) -> Result<Self, String> {
+    pub(crate) async fn new(config: &GcsConfig, metrics: RequestMetrics) -> Result<Self, String> {
         let credentials = crate::credential::build(&config.credentials)?;
         let attempts = config.max_attempts.max(1);
         let chunk = usize::try_from(config.chunk_size)
@@ -114,6 +118,7 @@ impl GcsClient {
             list_page_size: config.list_page_size.clamp(1, 1000),
             delete_concurrency: config.delete_concurrency.max(1),
             upload_chunk_bytes: config.chunk_size,
+            metrics,
         })
     }
 
@@ -142,6 +147,7 @@ impl GcsClient {
             done: false,
             failure: failure.clone(),
         };
+        self.metrics.upload_started();
         let result = self
             .storage
             .write_object(self.bucket_path.clone(), key.as_str(), source)
@@ -172,6 +178,8 @@ impl GcsClient {
                 Failure::other(format!("service reported size {}", object.size), None),
             )
         })?;
+        self.metrics
+            .upload_completed(stored, self.upload_chunk_bytes);
         match size {
             Some(expected) if stored != expected => Err(self.error(
                 key,
@@ -204,6 +212,7 @@ impl GcsClient {
             };
             request = request.set_read_range(ReadRange::segment(offset, count));
         }
+        self.metrics.object_read();
         match request.send().await {
             Ok(response) => {
                 let bucket = self.bucket.clone();
@@ -270,7 +279,7 @@ impl GcsClient {
     pub(crate) async fn stat(&self, key: &ObjectKey) -> Result<Option<u64>, BackendError> {
         let url = self.object_url(key);
         let response = self
-            .send(Method::GET, &url, &[("fields", "size")])
+            .send(Kind::Metadata, Method::GET, &url, &[("fields", "size")])
             .await
             .map_err(|f| self.error(key, Op::Stat, f))?;
         match response.status() {
@@ -304,7 +313,7 @@ impl GcsClient {
     async fn delete_one(&self, key: &ObjectKey) -> Result<(), BackendError> {
         let url = self.object_url(key);
         let response = self
-            .send(Method::DELETE, &url, &[])
+            .send(Kind::Delete, Method::DELETE, &url, &[])
             .await
             .map_err(|f| self.error(key, Op::Delete, f))?;
         match response.status() {
@@ -368,7 +377,7 @@ impl GcsClient {
             query.push(("pageToken", t));
         }
         let response = self
-            .send(Method::GET, &url, &query)
+            .send(Kind::Other, Method::GET, &url, &query)
             .await
             .map_err(|f| self.error(prefix, Op::List, f))?;
         let status = response.status();
@@ -428,6 +437,7 @@ impl GcsClient {
     /// (100 ms doubling, at most 5 s). Returns the first non-retryable response.
     async fn send(
         &self,
+        kind: Kind,
         method: Method,
         url: &str,
         query: &[(&str, &str)],
@@ -435,6 +445,12 @@ impl GcsClient {
         let mut backoff = Duration::from_millis(100);
         let mut attempt = 1;
         loop {
+            match kind {
+                Kind::Metadata => &self.metrics.metadata_get,
+                Kind::Delete => &self.metrics.object_delete,
+                Kind::Other => &self.metrics.other,
+            }
+            .inc();
             let outcome = self.send_once(method.clone(), url, query).await;
             let retryable = match &outcome {
                 Ok(r) => is_retryable_status(r.status().as_u16()),
@@ -475,6 +491,17 @@ impl GcsClient {
             .await
             .map_err(Failure::from_reqwest)
     }
+}
+
+/// What a JSON API request is, for its request counter.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// `objects.get` of metadata.
+    Metadata,
+    /// `objects.delete`.
+    Delete,
+    /// Listings.
+    Other,
 }
 
 /// Ends of ranges are capped here: no GCS object comes near it (the limit is 5 TiB).

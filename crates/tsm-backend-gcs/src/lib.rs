@@ -17,6 +17,8 @@
 //! - **Failed uploads**: nothing becomes visible under the key. The SDK does not expose the
 //!   resumable session URI, so an interrupted session is not cancelled explicitly; GCS
 //!   expires it after one week. Uncommitted session data is not billed as object storage.
+//! - **Metrics** ([`metrics`]): requests counted at the call sites by kind into the
+//!   engine's registry (`client.gcs.*`); SDK-internal retries are not visible.
 //! - **Retries**: the SDK retries idempotent requests on 408/429/5xx with exponential
 //!   backoff; our JSON API calls retry the same statuses, both up to 10 attempts.
 //! - **Credentials**: exactly one of `storage.gcs.credentials.default=true`,
@@ -33,6 +35,7 @@ mod client;
 pub mod config;
 mod credential;
 mod error;
+pub mod metrics;
 
 use std::fmt;
 use std::sync::Arc;
@@ -59,7 +62,7 @@ pub static KIND: BackendKind = BackendKind {
 fn build_kind(storage: tsm_core::StorageConfig) -> BuildFuture {
     Box::pin(async move {
         let config = GcsConfig::from_storage(&storage)?;
-        let backend = GcsBackend::new(config).await?;
+        let backend = GcsBackend::with_metrics(config, storage.metrics()).await?;
         Ok(Arc::new(backend) as Arc<dyn StorageBackend>)
     })
 }
@@ -81,6 +84,17 @@ impl GcsBackend {
     /// (unreadable file, unsupported JSON type), or `storage.gcs.endpoint.url` when the
     /// client cannot be built.
     pub async fn new(config: GcsConfig) -> Result<Self, ConfigError> {
+        Self::with_metrics(config, &tsm_core::metrics::MetricsRegistry::new()).await
+    }
+
+    /// As [`GcsBackend::new`], counting requests into `registry` ([`metrics`]).
+    ///
+    /// # Errors
+    /// As [`GcsBackend::new`].
+    pub async fn with_metrics(
+        config: GcsConfig,
+        registry: &tsm_core::metrics::MetricsRegistry,
+    ) -> Result<Self, ConfigError> {
         let key = match &config.credentials {
             CredentialsSource::Json(_) => "storage.gcs.credentials.json",
             CredentialsSource::Path(_) => "storage.gcs.credentials.path",
@@ -93,7 +107,7 @@ impl GcsBackend {
             CredentialsSource::Default => "true".to_string(),
             CredentialsSource::Anonymous => config.endpoint.clone().unwrap_or_default(),
         };
-        let client = GcsClient::new(&config)
+        let client = GcsClient::new(&config, metrics::RequestMetrics::new(registry))
             .await
             .map_err(|e| ConfigError::new(key, value, e))?;
         tracing::debug!(bucket = %config.bucket, credentials = ?config.credentials, "GCS backend ready");

@@ -32,6 +32,18 @@ pub const DELETE_BATCH: usize = 1000;
 /// Builds the SDK client. Fails (naming `storage.s3.region`) when no region is configured
 /// and the SDK's region chain finds none.
 pub async fn build_client(cfg: &S3Config) -> Result<Client, ConfigError> {
+    build_client_with(
+        cfg,
+        crate::metrics::RequestMetrics::new(&Default::default()),
+    )
+    .await
+}
+
+/// As [`build_client`], counting every request with `metrics` (an SDK interceptor).
+pub async fn build_client_with(
+    cfg: &S3Config,
+    metrics: crate::metrics::RequestMetrics,
+) -> Result<Client, ConfigError> {
     let mut loader = aws_config::defaults(BehaviorVersion::latest());
     if let Some(region) = &cfg.region {
         loader = loader.region(Region::new(region.clone()));
@@ -91,6 +103,7 @@ pub async fn build_client(cfg: &S3Config) -> Result<Client, ConfigError> {
         )
     };
     let mut s3 = aws_sdk_s3::config::Builder::from(&sdk)
+        .interceptor(metrics)
         .request_checksum_calculation(calc)
         .response_checksum_validation(validate);
     if let Some(url) = &cfg.endpoint_url {

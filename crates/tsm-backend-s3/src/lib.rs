@@ -14,6 +14,9 @@
 //! - Delete: DeleteObjects, 1000 keys per request; per-key errors are failures.
 //! - Errors ([`error`]): one status -> meaning table; messages carry bucket, masked key,
 //!   HTTP status and S3 error code.
+//! - Metrics ([`metrics`]): an SDK interceptor counts every HTTP request (retries
+//!   included) by S3 operation and failed attempts by error class, into the engine's
+//!   registry (`client.s3.*`).
 //!
 //! # Operator's sharp edges
 //! - A multipart upload that is neither completed nor aborted (broker killed mid-upload,
@@ -29,6 +32,7 @@ pub mod client;
 pub mod config;
 pub mod credential;
 pub mod error;
+pub mod metrics;
 pub mod multipart;
 
 use std::fmt;
@@ -70,12 +74,22 @@ impl S3Backend {
     /// Builds the backend from its `storage.*` keys (see [`config::KEYS`]). Async because
     /// the SDK's default credential and region chains are loaded here. Errors name the key.
     pub async fn from_storage_config(cfg: &StorageConfig) -> Result<Self, ConfigError> {
-        Self::new(S3Config::from_storage_config(cfg)?).await
+        Self::with_metrics(S3Config::from_storage_config(cfg)?, cfg.metrics()).await
     }
 
-    /// Builds the backend from a parsed [`S3Config`].
+    /// Builds the backend from a parsed [`S3Config`] (request metrics go to a private
+    /// registry).
     pub async fn new(cfg: S3Config) -> Result<Self, ConfigError> {
-        let sdk = client::build_client(&cfg).await?;
+        Self::with_metrics(cfg, &tsm_core::metrics::MetricsRegistry::new()).await
+    }
+
+    /// Builds the backend from a parsed [`S3Config`], counting its requests into
+    /// `registry` ([`metrics`]).
+    pub async fn with_metrics(
+        cfg: S3Config,
+        registry: &tsm_core::metrics::MetricsRegistry,
+    ) -> Result<Self, ConfigError> {
+        let sdk = client::build_client_with(&cfg, metrics::RequestMetrics::new(registry)).await?;
         Ok(Self {
             client: S3Client {
                 sdk,

@@ -51,6 +51,43 @@ async fn small_object_round_trip_and_ranges() {
     assert_eq!(get(&b, &k).await, b"bye");
 }
 
+/// Every request reaches the engine's registry (the SDK interceptor of `src/metrics.rs`),
+/// counted by operation, with GET/PUT totals; built through the kind, as the engine does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_counted_by_operation() {
+    let Some(mut settings) = common::server() else {
+        return;
+    };
+    let bucket = common::bucket_name("metrics");
+    common::create_bucket(&settings, &bucket).await;
+    settings.insert("s3.bucket.name".into(), bucket);
+    let registry = tsm_core::metrics::MetricsRegistry::new();
+    let b = (tsm_backend_s3::KIND.build)(StorageConfig::new(settings).with_metrics(&registry))
+        .await
+        .unwrap();
+    let small = ObjectKey::plain("m/small.log");
+    b.upload(&small, body(b"abc", 2), Some(3)).await.unwrap();
+    let big = ObjectKey::plain("m/big.log");
+    let bytes = data(PART + 10, 3);
+    b.upload(&big, body(&bytes, 65_536), None).await.unwrap();
+    read_all(b.fetch(&small, None).await.unwrap()).await;
+    read_all(b.fetch(&big, range(0, 9)).await.unwrap()).await;
+    assert!(b.fetch(&ObjectKey::plain("m/missing"), None).await.is_err());
+    b.delete(&[small, big]).await.unwrap();
+    let s = registry.snapshot();
+    let c = |n: &str| s.counter(&format!("client.s3.{n}"));
+    assert_eq!(c("put-object.requests"), 1, "{s:?}");
+    assert_eq!(c("create-multipart-upload.requests"), 1);
+    assert_eq!(c("upload-part.requests"), 2);
+    assert_eq!(c("complete-multipart-upload.requests"), 1);
+    assert_eq!(c("get-object.requests"), 3, "two reads and a 404");
+    assert_eq!(c("delete-objects.requests"), 1);
+    assert_eq!(c("errors.other"), 1, "the 404");
+    assert_eq!(s.counter("client.get.requests"), 3);
+    assert_eq!(s.counter("client.put.requests"), 5);
+    assert_eq!(s.latencies["client.s3.upload-part"].count, 2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_byte_objects() {
     let Some(b) = backend("zero", &[]).await else {

@@ -29,6 +29,6 @@ pub mod contract;
 
 pub use backend::{BackendError, ByteRange, ByteStream, ObjectKey, ObjectMeta, StorageBackend};
 pub use config::{BackendKind, ConfigError, StorageConfig};
-pub use engine::{MetricsSnapshot, RemoteStorageManager, SegmentStream};
+pub use engine::{CopyOutcome, MetricsSnapshot, ObjectType, RemoteStorageManager, SegmentStream};
 pub use error::RsmError;
 pub use segment::{IndexType, KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata};

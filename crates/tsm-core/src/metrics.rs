@@ -8,7 +8,18 @@
 //! add (no lock, no allocation). [`MetricsRegistry::snapshot`] copies every value out.
 //!
 //! Names: `<component>.<what>`, e.g. `backend.fetch.requests`, `backend.bytes.uploaded`,
-//! `cache.chunk.hits`; latencies by operation, e.g. `backend.upload`.
+//! `cache.chunk.hits`; latencies by operation, e.g. `backend.upload`. Storage clients
+//! (the S3, GCS and Azure backends, which get the registry from
+//! [`StorageConfig::metrics`](crate::config::StorageConfig::metrics)) count every HTTP
+//! request they send, retries included, as `client.<backend>.<request>.requests` (see each
+//! backend's module docs), plus `client.get.requests` / `client.put.requests` for all
+//! reads / writes of any backend. Gauges (current values, not monotonic: memory in use,
+//! cache sizes) are added by the engine at [`snapshot`](crate::RemoteStorageManager::metrics)
+//! time.
+//!
+//! Windowed maximum: each histogram also keeps the largest observation since the last
+//! [`MetricsRegistry::snapshot_window`] (one consumer, the plugin's metrics poller, which
+//! feeds Kafka's windowed `Max` stats); [`MetricsRegistry::snapshot`] leaves it alone.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +33,9 @@ pub struct MetricsSnapshot {
     pub counters: BTreeMap<String, u64>,
     /// Latency summaries by operation name, e.g. `copy`, `fetch`.
     pub latencies: BTreeMap<String, LatencySummary>,
+    /// Current values by name (not monotonic), e.g. `memory.in_use.bytes`,
+    /// `cache.chunk.entries`.
+    pub gauges: BTreeMap<String, u64>,
 }
 
 impl MetricsSnapshot {
@@ -29,6 +43,7 @@ impl MetricsSnapshot {
     pub fn merge(&mut self, other: MetricsSnapshot) {
         self.counters.extend(other.counters);
         self.latencies.extend(other.latencies);
+        self.gauges.extend(other.gauges);
     }
 
     /// The counter `name`, 0 when absent.
@@ -50,6 +65,9 @@ pub struct LatencySummary {
     pub p99_ms: f64,
     /// Maximum (ms).
     pub max_ms: f64,
+    /// Maximum since the previous [`MetricsRegistry::snapshot_window`] (ms; 0 when nothing
+    /// was observed since). Only filled by `snapshot_window`; 0 in a plain snapshot.
+    pub window_max_ms: f64,
 }
 
 /// A monotonic counter (one relaxed atomic).
@@ -84,6 +102,8 @@ pub struct LatencyHistogram {
     count: AtomicU64,
     sum_us: AtomicU64,
     max_us: AtomicU64,
+    /// Maximum since the last [`LatencyHistogram::take_window_max_us`].
+    window_max_us: AtomicU64,
     buckets: [AtomicU64; BUCKETS],
 }
 
@@ -93,6 +113,7 @@ impl Default for LatencyHistogram {
             count: AtomicU64::new(0),
             sum_us: AtomicU64::new(0),
             max_us: AtomicU64::new(0),
+            window_max_us: AtomicU64::new(0),
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -105,11 +126,17 @@ impl LatencyHistogram {
         self.count.fetch_add(1, Ordering::Relaxed);
         self.sum_us.fetch_add(us, Ordering::Relaxed);
         self.max_us.fetch_max(us, Ordering::Relaxed);
+        self.window_max_us.fetch_max(us, Ordering::Relaxed);
         let b = (64 - us.leading_zeros() as usize).min(BUCKETS - 1);
         self.buckets[b].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Count, sum, p50, p99 and max, in ms.
+    /// The maximum observation (µs) since the previous call, and starts a new window.
+    pub fn take_window_max_us(&self) -> u64 {
+        self.window_max_us.swap(0, Ordering::Relaxed)
+    }
+
+    /// Count, sum, p50, p99 and max, in ms (`window_max_ms` 0).
     pub fn summary(&self) -> LatencySummary {
         let counts: Vec<u64> = self
             .buckets
@@ -140,6 +167,7 @@ impl LatencyHistogram {
             p50_ms: quantile(0.5),
             p99_ms: quantile(0.99),
             max_ms: max_us as f64 / 1000.0,
+            window_max_ms: 0.0,
         }
     }
 }
@@ -185,6 +213,17 @@ impl MetricsRegistry {
 
     /// Every registered metric's current value.
     pub fn snapshot(&self) -> MetricsSnapshot {
+        self.snapshot_inner(false)
+    }
+
+    /// As [`snapshot`](Self::snapshot), with each latency's `window_max_ms` filled with
+    /// the maximum since the previous call, and a new window started. Meant for ONE
+    /// periodic reader (two readers would split the windows between them).
+    pub fn snapshot_window(&self) -> MetricsSnapshot {
+        self.snapshot_inner(true)
+    }
+
+    fn snapshot_inner(&self, window: bool) -> MetricsSnapshot {
         let counters = self
             .inner
             .counters
@@ -199,11 +238,18 @@ impl MetricsRegistry {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .map(|(k, h)| (k.clone(), h.summary()))
+            .map(|(k, h)| {
+                let mut l = h.summary();
+                if window {
+                    l.window_max_ms = h.take_window_max_us() as f64 / 1000.0;
+                }
+                (k.clone(), l)
+            })
             .collect();
         MetricsSnapshot {
             counters,
             latencies,
+            gauges: BTreeMap::new(),
         }
     }
 }
@@ -236,5 +282,20 @@ mod tests {
             LatencyHistogram::default().summary(),
             LatencySummary::default()
         );
+    }
+
+    #[test]
+    fn window_max_resets_per_window_only() {
+        let r = MetricsRegistry::new();
+        let h = r.histogram("op");
+        h.record(Duration::from_millis(50));
+        h.record(Duration::from_millis(7));
+        assert_eq!(r.snapshot().latencies["op"].window_max_ms, 0.0);
+        assert!((r.snapshot_window().latencies["op"].window_max_ms - 50.0).abs() < 1e-9);
+        h.record(Duration::from_millis(3));
+        let w = r.snapshot_window();
+        assert!((w.latencies["op"].window_max_ms - 3.0).abs() < 1e-9);
+        assert!((w.latencies["op"].max_ms - 50.0).abs() < 1e-9);
+        assert_eq!(r.snapshot_window().latencies["op"].window_max_ms, 0.0);
     }
 }

@@ -213,7 +213,7 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_cancel<'l>(
 
 /// `long copyStart(long inst, byte[] meta, String log, String offsetIndex,
 /// String timeIndex, String txnIndex /* nullable */, String producerSnapshot,
-/// byte[] leaderEpoch)`: op handle; result via `takeBytes`.
+/// byte[] leaderEpoch)`: op handle; result via `takeBytes` (`wire::encode_copy_outcome`).
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_io_tsm_kafka_NativeBridge_copyStart<'l>(
@@ -242,8 +242,8 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_copyStart<'l>(
             leader_epoch_index: bytes_arg(env, &leader_epoch)?.unwrap_or_default().into(),
         };
         Ok(start_on(inst, meta, move |engine, meta| async move {
-            let custom = engine.copy_log_segment_data(&meta, &data).await?;
-            Ok(OpOut::Bytes(custom))
+            let out = engine.copy_log_segment_data_reporting(&meta, &data).await?;
+            Ok(OpOut::Bytes(Some(wire::encode_copy_outcome(&out))))
         }))
     })
 }
@@ -329,9 +329,8 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_closeInstance<'l>(
     })
 }
 
-/// `String metrics(long inst)`: the engine's `MetricsSnapshot` as lines
-/// `counter <name> <value>` and `latency <op> <count> <sum_ms> <p50_ms> <p99_ms> <max_ms>`
-/// (null when the instance is closed).
+/// `String metrics(long inst)`: the engine's `MetricsSnapshot` as text
+/// ([`crate::metrics_text`]; null when the instance is closed).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_tsm_kafka_NativeBridge_metrics<'l>(
     mut env: EnvUnowned<'l>,
@@ -342,7 +341,23 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_metrics<'l>(
         let Some(inst) = INSTANCES.get(inst as u64) else {
             return Ok(JString::default());
         };
-        env.new_string(crate::metrics_text(&inst.engine().metrics()))
+        env.new_string(crate::instance_metrics_text(&inst, false))
+    })
+}
+
+/// `String metricsWindow(long inst)`: as `metrics`, with each latency's maximum since the
+/// previous `metricsWindow` call (a new window starts): for the plugin's one metrics poller.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_tsm_kafka_NativeBridge_metricsWindow<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    inst: jlong,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let Some(inst) = INSTANCES.get(inst as u64) else {
+            return Ok(JString::default());
+        };
+        env.new_string(crate::instance_metrics_text(&inst, true))
     })
 }
 

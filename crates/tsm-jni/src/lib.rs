@@ -25,24 +25,43 @@ use std::fmt::Write as _;
 
 use tsm_core::MetricsSnapshot;
 
-/// The snapshot as text lines: `counter <name> <value>` and
-/// `latency <op> <count> <sum_ms> <p50_ms> <p99_ms> <max_ms>` (names contain no spaces).
+/// The snapshot as text lines: `counter <name> <value>`, `gauge <name> <value>` and
+/// `latency <op> <count> <sum_ms> <p50_ms> <p99_ms> <max_ms> <window_max_ms>` (names
+/// contain no spaces). Read by `io.tsm.kafka.TsmMetrics.parse`.
 pub fn metrics_text(m: &MetricsSnapshot) -> String {
     let mut out = String::new();
     for (k, v) in &m.counters {
         let _ = writeln!(out, "counter {} {v}", k.replace(' ', "_"));
     }
+    for (k, v) in &m.gauges {
+        let _ = writeln!(out, "gauge {} {v}", k.replace(' ', "_"));
+    }
     for (k, l) in &m.latencies {
         let _ = writeln!(
             out,
-            "latency {} {} {} {} {} {}",
+            "latency {} {} {} {} {} {} {}",
             k.replace(' ', "_"),
             l.count,
             l.sum_ms,
             l.p50_ms,
             l.p99_ms,
-            l.max_ms
+            l.max_ms,
+            l.window_max_ms
         );
     }
     out
+}
+
+/// An instance's metrics as [`metrics_text`]: the engine's snapshot (`window`: with the
+/// windowed maxima, see `RemoteStorageManager::metrics_window`) plus its runtime's gauges
+/// (`runtime::gauges`).
+pub fn instance_metrics_text(inst: &instance::Instance, window: bool) -> String {
+    let engine = inst.engine();
+    let mut m = if window {
+        engine.metrics_window()
+    } else {
+        engine.metrics()
+    };
+    m.gauges.extend(inst.rt.gauges());
+    metrics_text(&m)
 }

@@ -45,6 +45,25 @@ impl Rt {
         }
     }
 
+    /// The runtime's gauges from tokio's stable `RuntimeMetrics`: `runtime.workers` (worker
+    /// threads), `runtime.workers.active` (workers not parked right now: their
+    /// park/unpark count is even), `runtime.queue.depth` (tasks in the global injection
+    /// queue; the workers' local queues are not exposed by stable tokio) and
+    /// `runtime.tasks.alive`. The plugin reports them as the caches' thread-pool metrics.
+    pub fn gauges(&self) -> Vec<(String, u64)> {
+        let m = self.handle().metrics();
+        let workers = m.num_workers();
+        let active = (0..workers)
+            .filter(|&w| m.worker_park_unpark_count(w) % 2 == 0)
+            .count();
+        vec![
+            ("runtime.workers".into(), workers as u64),
+            ("runtime.workers.active".into(), active as u64),
+            ("runtime.queue.depth".into(), m.global_queue_depth() as u64),
+            ("runtime.tasks.alive".into(), m.num_alive_tasks() as u64),
+        ]
+    }
+
     /// Runs `fut` to completion on the calling (Java) thread; the caller bounds it with a
     /// timeout so no wait is unbounded.
     pub fn block_on<F: std::future::Future>(&self, fut: F) -> F::Output {

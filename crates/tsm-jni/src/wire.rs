@@ -8,13 +8,16 @@
 //!   maxTimestampMs (long x3), brokerId (int), eventTimestampMs (long),
 //!   segmentSizeInBytes (int), epoch count (int) then count x (epoch int, offset long),
 //!   custom metadata (int length, -1 = absent, then the bytes).
+//! - copy result (native -> Java, the `takeBytes` of a copy): custom metadata (int length,
+//!   -1 = absent, then the bytes), object count (int), then count x (object type byte:
+//!   0 log, 1 indexes, 2 rsm-manifest; stored bytes long).
 //!
 //! Hand-written because it is ~60 lines on each side and both sides are ours; a general
 //! serialization library would need a Java dependency bundled into the plugin jar.
 
 use std::collections::BTreeMap;
 
-use tsm_core::{KafkaUuid, RemoteLogSegmentMetadata};
+use tsm_core::{CopyOutcome, KafkaUuid, RemoteLogSegmentMetadata};
 
 /// Upper bound for one encoded string or byte field (bytes): guards allocations against a
 /// corrupt buffer.
@@ -150,9 +153,49 @@ pub fn decode_metadata(buf: &[u8]) -> Result<RemoteLogSegmentMetadata, String> {
     })
 }
 
+/// Encodes a copy's result for `Wire.copyResult` (layout in the module docs).
+pub fn encode_copy_outcome(out: &CopyOutcome) -> Vec<u8> {
+    let custom = out.custom_metadata.as_deref();
+    let mut b = Vec::with_capacity(8 + custom.map_or(0, <[u8]>::len) + 9 * out.uploaded.len());
+    match custom {
+        None => b.extend_from_slice(&(-1i32).to_be_bytes()),
+        Some(c) => {
+            // Custom metadata is bounded far below 2 GiB (the broker's limit is KiBs).
+            b.extend_from_slice(&i32::try_from(c.len()).unwrap_or(i32::MAX).to_be_bytes());
+            b.extend_from_slice(c);
+        }
+    }
+    b.extend_from_slice(&(out.uploaded.len() as i32).to_be_bytes());
+    for (t, n) in &out.uploaded {
+        b.push(t.code());
+        b.extend_from_slice(&i64::try_from(*n).unwrap_or(i64::MAX).to_be_bytes());
+    }
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copy_outcome_encodes() {
+        use tsm_core::ObjectType;
+        let out = CopyOutcome {
+            custom_metadata: Some(vec![7, 8]),
+            uploaded: vec![(ObjectType::Log, 300), (ObjectType::Manifest, 5)],
+        };
+        let b = encode_copy_outcome(&out);
+        let mut want = 2i32.to_be_bytes().to_vec();
+        want.extend_from_slice(&[7, 8]);
+        want.extend_from_slice(&2i32.to_be_bytes());
+        want.push(0);
+        want.extend_from_slice(&300i64.to_be_bytes());
+        want.push(2);
+        want.extend_from_slice(&5i64.to_be_bytes());
+        assert_eq!(b, want);
+        let none = encode_copy_outcome(&CopyOutcome::default());
+        assert_eq!(none, [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+    }
 
     fn s(out: &mut Vec<u8>, v: &str) {
         out.extend_from_slice(&(v.len() as i32).to_be_bytes());

@@ -40,6 +40,7 @@ use super::{
     BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta, StorageBackend,
 };
 use crate::config::{BackendKind, ConfigError, ConfigKeyDoc, StorageConfig};
+use crate::metrics::{Counter, MetricsRegistry};
 
 /// Read buffer of fetch streams (bytes): the largest item a fetch stream yields. Each read
 /// is one trip through tokio's blocking pool: 64 KiB reads made a 4 MiB chunk 64 trips and
@@ -90,7 +91,7 @@ fn validate(config: &StorageConfig) -> Result<(), ConfigError> {
 fn build(config: StorageConfig) -> Result<Arc<dyn StorageBackend>, ConfigError> {
     config.get_bool("overwrite.enabled", true)?;
     let root = config.require(ROOT_KEY)?;
-    let backend = FilesystemBackend::new(root)?;
+    let backend = FilesystemBackend::new(root)?.with_metrics(config.metrics());
     Ok(Arc::new(backend))
 }
 
@@ -100,6 +101,10 @@ fn build(config: StorageConfig) -> Result<Arc<dyn StorageBackend>, ConfigError> 
 pub struct FilesystemBackend {
     root: Arc<PathBuf>,
     temp_counter: Arc<AtomicU64>,
+    /// `client.get.requests`: one per fetch (file opened for reading).
+    gets: Arc<Counter>,
+    /// `client.put.requests`: one per upload (file written).
+    puts: Arc<Counter>,
 }
 
 impl fmt::Debug for FilesystemBackend {
@@ -117,6 +122,14 @@ impl fmt::Display for FilesystemBackend {
 }
 
 impl FilesystemBackend {
+    /// Counts fetches and uploads as `client.get.requests` / `client.put.requests` in
+    /// `registry` (the totals every backend reports; see [`crate::metrics`]).
+    pub fn with_metrics(mut self, registry: &MetricsRegistry) -> Self {
+        self.gets = registry.counter("client.get.requests");
+        self.puts = registry.counter("client.put.requests");
+        self
+    }
+
     /// A backend rooted at `root`, created if missing.
     ///
     /// # Errors
@@ -145,6 +158,8 @@ impl FilesystemBackend {
         Ok(Self {
             root: Arc::new(root),
             temp_counter: Arc::new(AtomicU64::new(0)),
+            gets: Arc::default(),
+            puts: Arc::default(),
         })
     }
 
@@ -294,6 +309,7 @@ impl StorageBackend for FilesystemBackend {
         mut body: ByteStream,
         size: Option<u64>,
     ) -> Result<u64, BackendError> {
+        self.puts.inc();
         let path = self.path_of(key)?;
         let temp = self.temp_path(&path);
         let (mut file, created_dirs) = self.create_temp(key, &temp).await?;
@@ -348,6 +364,7 @@ impl StorageBackend for FilesystemBackend {
         key: &ObjectKey,
         range: Option<ByteRange>,
     ) -> Result<ByteStream, BackendError> {
+        self.gets.inc();
         let path = self.path_of(key)?;
         let mut file = tokio::fs::File::open(&path)
             .await

@@ -14,7 +14,12 @@
 //! since the last maintenance run.
 //!
 //! Metrics (names under `cache.<name>.`): `hits`, `misses` (calls that ran the loader),
-//! `loads`, `load.errors`, `evictions` (size or expiry), latency `cache.<name>.load`.
+//! `loads`, `load.errors`, `load.success.nanos` / `load.failure.nanos` (summed load
+//! times), `evictions` (size or expiry) and, by cause, `evictions.size` /
+//! `evictions.expired` with their weights `eviction.weight.size` /
+//! `eviction.weight.expired` (the weigher's value: bytes for byte-bounded caches, else 1
+//! per entry), latency `cache.<name>.load`. Invalidation and replacement are not
+//! evictions (as in Caffeine, which the Java plugin uses).
 
 use std::future::Future;
 use std::hash::Hash;
@@ -118,11 +123,13 @@ where
         if self.lru {
             b = b.eviction_policy(moka::policy::EvictionPolicy::lru());
         }
-        let evictions = m.evictions.clone();
+        let evicted = m.evicted.clone();
+        let weigh = self.weigher.clone();
         let on_remove = self.on_remove.clone();
         b = b.eviction_listener(move |k, v, cause: RemovalCause| {
             if cause.was_evicted() {
-                evictions.inc();
+                let weight = weigh.as_ref().map_or(1, |w| w(&k, &v));
+                evicted.record(cause, weight);
             }
             if let Some(f) = &on_remove {
                 f(k, v);
@@ -141,18 +148,55 @@ struct CacheMetrics {
     misses: Arc<Counter>,
     loads: Arc<Counter>,
     load_errors: Arc<Counter>,
-    evictions: Arc<Counter>,
+    load_success_nanos: Arc<Counter>,
+    load_failure_nanos: Arc<Counter>,
+    evicted: Arc<Evictions>,
     load_latency: Arc<LatencyHistogram>,
+}
+
+/// Eviction counters, in total and by cause (size, expiry).
+#[derive(Debug)]
+struct Evictions {
+    total: Arc<Counter>,
+    size: Arc<Counter>,
+    expired: Arc<Counter>,
+    size_weight: Arc<Counter>,
+    expired_weight: Arc<Counter>,
+}
+
+impl Evictions {
+    fn record(&self, cause: RemovalCause, weight: u64) {
+        self.total.inc();
+        match cause {
+            RemovalCause::Expired => {
+                self.expired.inc();
+                self.expired_weight.add(weight);
+            }
+            _ => {
+                self.size.inc();
+                self.size_weight.add(weight);
+            }
+        }
+    }
 }
 
 impl CacheMetrics {
     fn new(r: &MetricsRegistry, name: &str) -> Self {
+        let c = |what: &str| r.counter(&format!("cache.{name}.{what}"));
         Self {
-            hits: r.counter(&format!("cache.{name}.hits")),
-            misses: r.counter(&format!("cache.{name}.misses")),
-            loads: r.counter(&format!("cache.{name}.loads")),
-            load_errors: r.counter(&format!("cache.{name}.load.errors")),
-            evictions: r.counter(&format!("cache.{name}.evictions")),
+            hits: c("hits"),
+            misses: c("misses"),
+            loads: c("loads"),
+            load_errors: c("load.errors"),
+            load_success_nanos: c("load.success.nanos"),
+            load_failure_nanos: c("load.failure.nanos"),
+            evicted: Arc::new(Evictions {
+                total: c("evictions"),
+                size: c("evictions.size"),
+                expired: c("evictions.expired"),
+                size_weight: c("eviction.weight.size"),
+                expired_weight: c("eviction.weight.expired"),
+            }),
             load_latency: r.histogram(&format!("cache.{name}.load")),
         }
     }
@@ -220,9 +264,14 @@ where
             m.loads.inc();
             let start = Instant::now();
             let r = loader.await;
-            m.load_latency.record(start.elapsed());
+            let took = start.elapsed();
+            m.load_latency.record(took);
+            let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
             if r.is_err() {
                 m.load_errors.inc();
+                m.load_failure_nanos.add(nanos);
+            } else {
+                m.load_success_nanos.add(nanos);
             }
             r
         };

@@ -312,6 +312,14 @@ impl ChunkCache {
         }
     }
 
+    /// Chunks cached (approximate until [`Self::run_pending_tasks`]).
+    pub fn entry_count(&self) -> u64 {
+        match &self.store {
+            Store::Memory(c) => c.entry_count(),
+            Store::Disk { index, .. } => index.entry_count(),
+        }
+    }
+
     /// Bytes cached (approximate until [`Self::run_pending_tasks`]).
     pub fn weighted_size(&self) -> u64 {
         match &self.store {

@@ -215,19 +215,21 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     key(
         METRICS_NUM_SAMPLES,
         "2",
-        "Accepted for compatibility with the Java plugin: samples kept per metric. An integer \
-         of at least 1.",
+        "Samples kept per JMX metric, as in the Java plugin: rates and averages span \
+         `metrics.num.samples` x `metrics.sample.window.ms` (docs/metrics.md). An integer of \
+         at least 1.",
     ),
     key(
         METRICS_RECORDING_LEVEL,
         "INFO",
-        "Accepted for compatibility with the Java plugin: `INFO`, `DEBUG` or `TRACE`.",
+        "Recording level of the JMX metrics, as in the Java plugin: the per-partition ones \
+         count only at `DEBUG` or `TRACE` (docs/metrics.md). `INFO`, `DEBUG` or `TRACE`.",
     ),
     key(
         METRICS_SAMPLE_WINDOW_MS,
         "30000",
-        "Accepted for compatibility with the Java plugin: metrics sample window (ms). An \
-         integer of at least 1.",
+        "Sample window (ms) of the JMX metrics' rates, averages and maxima, as in the Java \
+         plugin (docs/metrics.md). An integer of at least 1.",
     ),
     key(
         BROKER_ID,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use crate::StorageBackend;
+use crate::metrics::MetricsRegistry;
 
 /// A configuration value that is not allowed. Names the full key (as the operator wrote
 /// it, without `rsm.config.`), the value (`<redacted>` for secrets) and what is allowed.
@@ -60,12 +61,16 @@ impl ConfigKeyDoc {
 }
 
 /// The `storage.*` keys, with `storage.` stripped, plus typed getters whose errors name
-/// the full key (`storage.<key>`).
+/// the full key (`storage.<key>`), and the engine's metrics registry the backend records
+/// its client metrics into ([`StorageConfig::metrics`]).
 #[derive(Clone, Default)]
 pub struct StorageConfig {
     values: BTreeMap<String, String>,
     /// Keys (without `storage.`) whose values are secrets: errors show `<redacted>`.
     secret_keys: Vec<&'static str>,
+    /// Where the backend counts its requests (a private registry unless the engine set
+    /// its own with [`StorageConfig::with_metrics`]).
+    metrics: MetricsRegistry,
 }
 
 impl std::fmt::Debug for StorageConfig {
@@ -83,7 +88,20 @@ impl StorageConfig {
         Self {
             values,
             secret_keys: Vec::new(),
+            metrics: MetricsRegistry::new(),
         }
+    }
+
+    /// Records the backend's client metrics (`client.*`, see [`crate::metrics`]) into
+    /// `registry`; the engine passes its own so one snapshot holds everything.
+    pub fn with_metrics(mut self, registry: &MetricsRegistry) -> Self {
+        self.metrics = registry.clone();
+        self
+    }
+
+    /// The registry a backend records its client metrics into (shared, cheap to clone).
+    pub fn metrics(&self) -> &MetricsRegistry {
+        &self.metrics
     }
 
     /// Marks the keys (without `storage.`) whose values must never appear in errors;

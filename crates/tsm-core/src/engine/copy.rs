@@ -24,7 +24,7 @@ use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ChunkIndexBuilder, chunking, ordered_transform};
 
 use super::lifecycle::{CopyGuard, budget};
-use super::{Inner, segment_name};
+use super::{CopyOutcome, Inner, ObjectType, segment_name};
 use crate::backend::{BackendError, ObjectKey};
 use crate::config::keys as config_keys;
 use crate::custom_metadata::{CustomMetadata, encoded_len_upper_bound};
@@ -88,7 +88,7 @@ pub(super) async fn copy(
     inner: &Arc<Inner>,
     metadata: &RemoteLogSegmentMetadata,
     data: &LogSegmentData,
-) -> Result<Option<Vec<u8>>, RsmError> {
+) -> Result<CopyOutcome, RsmError> {
     let opts = &inner.opts;
     let keys = SegmentKeys::for_copy(metadata, &opts.key_prefix, opts.key_prefix_mask);
 
@@ -163,7 +163,8 @@ pub(super) async fn copy(
     )
     .await
     {
-        Ok(remote_size) => {
+        Ok(uploaded) => {
+            let remote_size: u64 = uploaded.iter().map(|(_, n)| n).sum();
             inner.invalidate(&keys).await;
             let custom = CustomMetadata::for_fields(
                 &opts.custom_metadata_fields,
@@ -173,7 +174,10 @@ pub(super) async fn copy(
             );
             if custom.is_empty() {
                 guard.disarm();
-                return Ok(None);
+                return Ok(CopyOutcome {
+                    custom_metadata: None,
+                    uploaded,
+                });
             }
             let bytes = custom.encode();
             if bytes.len() > opts.custom_metadata_max_bytes {
@@ -185,7 +189,10 @@ pub(super) async fn copy(
                 ));
             }
             guard.disarm();
-            Ok(Some(bytes))
+            Ok(CopyOutcome {
+                custom_metadata: Some(bytes),
+                uploaded,
+            })
         }
         Err(e) => {
             tracing::warn!(error = %e, key = %keys.manifest, "copy failed; deleting what was written");
@@ -258,7 +265,7 @@ async fn heuristic(path: &Path, size: u64) -> Result<bool, RsmError> {
     Ok(decision.compress)
 }
 
-/// Uploads the three objects; returns the bytes stored in total.
+/// Uploads the three objects; returns the bytes stored of each.
 async fn upload_all(
     inner: &Arc<Inner>,
     metadata: &RemoteLogSegmentMetadata,
@@ -267,7 +274,7 @@ async fn upload_all(
     transform: Arc<SegmentTransform>,
     encryption: Option<EncryptionJson>,
     log_size: u64,
-) -> Result<u64, RsmError> {
+) -> Result<Vec<(ObjectType, u64)>, RsmError> {
     let (index, log_stored) = upload_log(
         inner,
         &keys.log,
@@ -304,7 +311,11 @@ async fn upload_all(
         )
         .await?;
     inner.stats.bytes_uploaded.add(manifest_stored);
-    Ok(log_stored + indexes_stored + manifest_stored)
+    Ok(vec![
+        (ObjectType::Log, log_stored),
+        (ObjectType::Indexes, indexes_stored),
+        (ObjectType::Manifest, manifest_stored),
+    ])
 }
 
 /// The manifest's `chunkIndex` for what was uploaded.

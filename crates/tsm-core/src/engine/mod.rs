@@ -172,9 +172,10 @@ impl RemoteStorageManager {
     ) -> Result<Self, RsmError> {
         let cfg = RsmConfig::from_props(props, backends)?;
         let opts = EngineOptions::from_config(&cfg)?;
-        let backend = (cfg.backend.build)(cfg.storage.clone()).await?;
-        // Backend metrics, and the upload rate limit on every byte uploaded.
+        // One registry: the backend's client metrics, the wrappers', the caches', ours.
         let registry = MetricsRegistry::new();
+        let backend = (cfg.backend.build)(cfg.storage.clone().with_metrics(&registry)).await?;
+        // Backend metrics, and the upload rate limit on every byte uploaded.
         let backend = crate::backend::layers::layered(
             backend,
             cfg.upload_rate_limit_bytes_per_second,
@@ -278,6 +279,19 @@ impl RemoteStorageManager {
         metadata: &RemoteLogSegmentMetadata,
         data: &LogSegmentData,
     ) -> Result<Option<Vec<u8>>, RsmError> {
+        Ok(self
+            .copy_log_segment_data_reporting(metadata, data)
+            .await?
+            .custom_metadata)
+    }
+
+    /// As [`copy_log_segment_data`](Self::copy_log_segment_data), also returning the
+    /// stored bytes of each object uploaded (the plugin's per-object-type upload metrics).
+    pub async fn copy_log_segment_data_reporting(
+        &self,
+        metadata: &RemoteLogSegmentMetadata,
+        data: &LogSegmentData,
+    ) -> Result<CopyOutcome, RsmError> {
         self.check_open()?;
         let span = tracing::info_span!("copy", segment = %segment_name(metadata));
         let t = Instant::now();
@@ -313,7 +327,16 @@ impl RemoteStorageManager {
             .instrument(span)
             .await;
         self.inner.stats.fetch.record(t, &r);
-        r
+        let served = self.inner.stats.bytes_served.clone();
+        r.map(|s| {
+            use futures::StreamExt;
+            s.inspect(move |item| {
+                if let Ok(b) = item {
+                    served.add(b.len() as u64);
+                }
+            })
+            .boxed()
+        })
     }
 
     /// `fetchIndex`: the exact bytes given at copy time. A segment without a transaction
@@ -401,9 +424,77 @@ impl RemoteStorageManager {
         self.inner.closed.load(Ordering::Acquire)
     }
 
-    /// Current counters and latency summaries.
+    /// Current counters and latency summaries, plus the gauges: `memory.in_use.bytes`,
+    /// `memory.budget.bytes` and, per cache (`manifest`, `indexes`, `chunk` when
+    /// configured), `cache.<name>.entries` and `cache.<name>.weight` (bytes for the byte-
+    /// bounded caches, else entries; approximate, see `cache::async_cache`).
     pub fn metrics(&self) -> MetricsSnapshot {
-        self.inner.registry.snapshot()
+        self.with_gauges(self.inner.registry.snapshot())
+    }
+
+    /// As [`metrics`](Self::metrics), with each latency's `window_max_ms` (the maximum since
+    /// the previous call, see [`MetricsRegistry::snapshot_window`]). For the one periodic
+    /// reader that feeds windowed statistics (the Kafka plugin's metrics poller).
+    pub fn metrics_window(&self) -> MetricsSnapshot {
+        self.with_gauges(self.inner.registry.snapshot_window())
+    }
+
+    fn with_gauges(&self, mut m: MetricsSnapshot) -> MetricsSnapshot {
+        let g = &mut m.gauges;
+        g.insert("memory.in_use.bytes".into(), self.memory_in_use());
+        g.insert("memory.budget.bytes".into(), self.memory_budget());
+        let i = &self.inner;
+        g.insert("cache.manifest.entries".into(), i.manifests.entry_count());
+        g.insert("cache.manifest.weight".into(), i.manifests.weighted_size());
+        g.insert("cache.indexes.entries".into(), i.indexes.entry_count());
+        g.insert("cache.indexes.weight".into(), i.indexes.weighted_size());
+        if let Some(c) = &i.chunks {
+            g.insert("cache.chunk.entries".into(), c.entry_count());
+            g.insert("cache.chunk.weight".into(), c.weighted_size());
+        }
+        m
+    }
+}
+
+/// What a copy produced: the KIP-917 custom metadata and what it stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CopyOutcome {
+    /// The custom metadata bytes for the broker (`None` when no field is configured).
+    pub custom_metadata: Option<Vec<u8>>,
+    /// Each object uploaded, in upload order (`.log`, `.indexes`, `.rsm-manifest`), with
+    /// the bytes stored (after compression and encryption).
+    pub uploaded: Vec<(ObjectType, u64)>,
+}
+
+/// The three objects of a segment, named as the Java plugin's metrics tag them
+/// (`object-type` = `log`, `indexes`, `rsm-manifest`: its `ObjectKeyFactory.Suffix`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ObjectType {
+    /// The `.log` object (chunks of the segment).
+    Log,
+    /// The `.indexes` object (all indexes, concatenated).
+    Indexes,
+    /// The `.rsm-manifest` object (the commit marker).
+    Manifest,
+}
+
+impl ObjectType {
+    /// The key suffix without the dot: `log`, `indexes`, `rsm-manifest`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            ObjectType::Log => "log",
+            ObjectType::Indexes => "indexes",
+            ObjectType::Manifest => "rsm-manifest",
+        }
+    }
+
+    /// A one-byte code (0 log, 1 indexes, 2 manifest), for compact encodings.
+    pub fn code(self) -> u8 {
+        match self {
+            ObjectType::Log => 0,
+            ObjectType::Indexes => 1,
+            ObjectType::Manifest => 2,
+        }
     }
 }
 

@@ -4,8 +4,9 @@
 //! [`MetricsSnapshot`](crate::metrics::MetricsSnapshot).
 //!
 //! Names: counters `<op>.count`, `<op>.errors` for `copy`, `fetch`, `fetch.index`,
-//! `delete`, plus `bytes.uploaded` / `bytes.downloaded` (stored bytes); one latency
-//! histogram per operation, named after it.
+//! `delete`, plus `bytes.uploaded` / `bytes.downloaded` (stored bytes) and
+//! `fetch.bytes.served` (original segment bytes handed to the broker by fetch streams);
+//! one latency histogram per operation, named after it.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,6 +49,8 @@ pub(crate) struct Stats {
     pub(crate) bytes_uploaded: Arc<Counter>,
     /// Stored bytes read from the backend.
     pub(crate) bytes_downloaded: Arc<Counter>,
+    /// Original segment bytes delivered by fetch streams (what the broker read).
+    pub(crate) bytes_served: Arc<Counter>,
 }
 
 impl Stats {
@@ -59,6 +62,7 @@ impl Stats {
             delete: OpMetrics::new(registry, "delete"),
             bytes_uploaded: registry.counter("bytes.uploaded"),
             bytes_downloaded: registry.counter("bytes.downloaded"),
+            bytes_served: registry.counter("fetch.bytes.served"),
         }
     }
 }

@@ -52,6 +52,9 @@ final class NativeBridge {
 
     static native String metrics(long instance);
 
+    /** As {@link #metrics}, with latency maxima since the previous call (one caller: {@link NativeMetricsFeed}). */
+    static native String metricsWindow(long instance);
+
     static native int read(long stream, byte[] buf, int off, int len, long timeoutMs);
 
     static native String streamError(long stream);

@@ -14,11 +14,12 @@ import javax.management.MBeanInfo;
 import javax.management.MBeanOperationInfo;
 
 /**
- * JMX view of the engine's {@code MetricsSnapshot}: one read-only attribute per counter
+ * JMX view of the engine's {@code MetricsSnapshot}: one read-only attribute per counter and gauge
  * ({@code Long}) and, per latency summary {@code <op>}, the attributes {@code <op>.latency.count}
  * (Long), {@code <op>.latency.sumMs}, {@code .p50Ms}, {@code .p99Ms}, {@code .maxMs} (Double,
- * milliseconds). Registered as {@code io.tsm.kafka:type=RemoteStorageManager,...} by
- * {@link TsmRemoteStorageManager#configure}.
+ * milliseconds). Registered as {@code io.tsm.kafka:type=RemoteStorageManager[,broker=<id>]} by
+ * {@link TsmRemoteStorageManager#configure}: the same name across restarts; a second live
+ * instance in the same JVM adds {@code ,instance=2} (then 3, ...).
  */
 final class TsmMetrics implements DynamicMBean {
     private final TsmRemoteStorageManager rsm;
@@ -29,6 +30,14 @@ final class TsmMetrics implements DynamicMBean {
 
     /** Current values by attribute name (empty once closed). */
     static Map<String, Object> parse(String text) {
+        return parse(text, false);
+    }
+
+    /**
+     * As {@link #parse(String)}; {@code window}: also {@code <op>.latency.windowMaxMs}, the
+     * maximum since the previous {@code metricsWindow} call (for {@link NativeMetricsFeed}).
+     */
+    static Map<String, Object> parse(String text, boolean window) {
         Map<String, Object> out = new LinkedHashMap<>();
         if (text == null) {
             return out;
@@ -36,15 +45,19 @@ final class TsmMetrics implements DynamicMBean {
         for (String line : text.split("\n")) {
             String[] f = line.trim().split(" ");
             try {
-                if (f.length == 3 && f[0].equals("counter")) {
+                if (f.length == 3 && (f[0].equals("counter") || f[0].equals("gauge"))) {
                     out.put(f[1], Long.parseLong(f[2]));
-                } else if (f.length == 7 && f[0].equals("latency")) {
+                } else if (f.length >= 7 && f[0].equals("latency")) {
                     String p = f[1] + ".latency.";
                     out.put(p + "count", Long.parseLong(f[2]));
                     out.put(p + "sumMs", Double.parseDouble(f[3]));
                     out.put(p + "p50Ms", Double.parseDouble(f[4]));
                     out.put(p + "p99Ms", Double.parseDouble(f[5]));
                     out.put(p + "maxMs", Double.parseDouble(f[6]));
+                    if (window && f.length >= 8) {
+                        // Only meaningful from metricsWindow (the metrics poller).
+                        out.put(p + "windowMaxMs", Double.parseDouble(f[7]));
+                    }
                 }
             } catch (NumberFormatException e) {
                 // skip a malformed line

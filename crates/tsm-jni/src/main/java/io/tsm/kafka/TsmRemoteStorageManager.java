@@ -4,15 +4,20 @@ import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import javax.management.InstanceAlreadyExistsException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
 import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.server.log.remote.storage.LogSegmentData;
 import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
 import org.apache.kafka.server.log.remote.storage.RemoteStorageException;
@@ -43,6 +48,11 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
     private volatile long instance;
     private final AtomicBoolean closed = new AtomicBoolean();
     private ObjectName mbeanName;
+    /** 1 for the first live instance in this JVM, 2 for a second one, ... (MBean names). */
+    private int mbeanSlot = 1;
+    /** The Java plugin's JMX metrics (CallMetrics: per call; NativeMetricsFeed: native counters). */
+    private volatile CallMetrics calls;
+    private NativeMetricsFeed feed;
 
     /** Public no-arg constructor: the broker instantiates the plugin reflectively. */
     public TsmRemoteStorageManager() {}
@@ -78,6 +88,7 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
             closed.set(false);
         }
         registerMBean(props.get("broker.id"));
+        startMetrics(props);
         afterCall();
         LOG.info("tsm remote storage manager configured (native library for {})", NativeLoader.platform());
     }
@@ -102,14 +113,21 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
         ByteBuffer epochs = data.leaderEpochIndex().duplicate();
         byte[] leaderEpoch = new byte[epochs.remaining()];
         epochs.get(leaderEpoch);
+        long started = System.nanoTime();
         try {
             long op = NativeBridge.copyStart(h, Wire.metadata(metadata),
                     data.logSegment().toString(), data.offsetIndex().toString(), data.timeIndex().toString(),
                     data.transactionIndex().map(Object::toString).orElse(null),
                     data.producerSnapshotIndex().toString(), leaderEpoch);
             Calls.await(op, what);
-            byte[] custom = NativeBridge.takeBytes(op);
+            Wire.CopyResult result = Wire.copyResult(NativeBridge.takeBytes(op));
+            CallMetrics m = calls;
+            if (m != null) {
+                m.copied(topic(metadata), partition(metadata), (System.nanoTime() - started) / 1_000_000,
+                        result.uploads);
+            }
             afterCall();
+            byte[] custom = result.customMetadata;
             return custom == null ? Optional.empty()
                     : Optional.of(new RemoteLogSegmentMetadata.CustomMetadata(custom));
         } catch (RuntimeException e) {
@@ -153,6 +171,13 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
         if (start < 0) {
             throw new RemoteStorageException(what + ": negative start position");
         }
+        CallMetrics m = calls;
+        if (m != null) {
+            // As the Java plugin: the range asked for, to the segment's end when open-ended.
+            long last = metadata.segmentSizeInBytes() - 1L;
+            long end = endInclusive < 0 ? last : Math.min(endInclusive, last);
+            m.fetchRequested(topic(metadata), partition(metadata), Math.max(0, end - start + 1));
+        }
         try {
             long op = NativeBridge.fetchStart(h, Wire.metadata(metadata), start, endInclusive);
             Calls.await(op, what);
@@ -184,15 +209,30 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
     public void deleteLogSegmentData(RemoteLogSegmentMetadata metadata) throws RemoteStorageException {
         String what = "delete of " + metadata.remoteLogSegmentId();
         long h = handle(what);
+        CallMetrics m = calls;
+        if (m != null) {
+            m.deleteStarted(topic(metadata), partition(metadata), metadata.segmentSizeInBytes());
+        }
+        long started = System.nanoTime();
+        boolean ok = false;
         try {
             long op = NativeBridge.deleteStart(h, Wire.metadata(metadata));
             // The broker deletes after a failed copy, often on an interrupted thread: the
             // delete runs to its end (bounded natively by tsm.storage.delete.timeout.ms).
             Calls.awaitThroughInterrupts(op, what);
             NativeBridge.takeBytes(op);
+            ok = true;
             afterCall();
         } catch (RuntimeException e) {
             throw Calls.nativeFailure(what, e);
+        } finally {
+            if (m != null) {
+                if (ok) {
+                    m.deleted(topic(metadata), partition(metadata), (System.nanoTime() - started) / 1_000_000);
+                } else {
+                    m.deleteFailed(topic(metadata), partition(metadata));
+                }
+            }
         }
     }
 
@@ -202,6 +242,7 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        stopMetrics();
         long h = instance;
         if (h != 0) {
             try {
@@ -226,6 +267,78 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
         }
     }
 
+    /** As {@link #metricsText()}, with latency maxima since the previous call (the metrics poller's). */
+    String metricsWindowText() {
+        long h = instance;
+        if (h == 0 || closed.get()) {
+            return null;
+        }
+        try {
+            return NativeBridge.metricsWindow(h);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static String topic(RemoteLogSegmentMetadata m) {
+        return m.remoteLogSegmentId().topicIdPartition().topic();
+    }
+
+    private static int partition(RemoteLogSegmentMetadata m) {
+        return m.remoteLogSegmentId().topicIdPartition().partition();
+    }
+
+    /**
+     * Registers the Java plugin's MBeans (docs/metrics.md) with the sample window, samples and
+     * recording level of {@code metrics.*}; a second live instance in this JVM ({@link #mbeanSlot}
+     * above 1) tags all of them {@code instance=<slot>} so neither replaces the other's.
+     */
+    private synchronized void startMetrics(Map<String, String> props) {
+        stopMetrics();
+        Map<String, String> tags = mbeanSlot > 1 ? Map.of("instance", String.valueOf(mbeanSlot)) : Map.of();
+        MetricConfig config = new MetricConfig()
+                .samples(intProp(props, "metrics.num.samples", 2))
+                .timeWindow(intProp(props, "metrics.sample.window.ms", 30_000), TimeUnit.MILLISECONDS)
+                .recordLevel(Sensor.RecordingLevel.forName(
+                        props.getOrDefault("metrics.recording.level", "INFO").trim().toUpperCase(Locale.ROOT)))
+                .tags(tags);
+        try {
+            calls = new CallMetrics(config);
+            feed = new NativeMetricsFeed(this::metricsWindowText, config,
+                    NativeMetricsFeed.backendOf(props.get("storage.backend.class")));
+        } catch (RuntimeException e) {
+            LOG.warn("tsm: cannot register the JMX metrics: {}", e.toString());
+            stopMetrics();
+        }
+    }
+
+    private static int intProp(Map<String, String> props, String key, int dflt) {
+        try {
+            String v = props.get(key);
+            return v == null ? dflt : Math.max(1, Integer.parseInt(v.trim()));
+        } catch (NumberFormatException e) {
+            return dflt; // the native configure has already rejected it
+        }
+    }
+
+    private synchronized void stopMetrics() {
+        NativeMetricsFeed f = feed;
+        feed = null;
+        if (f != null) {
+            f.close();
+        }
+        CallMetrics c = calls;
+        calls = null;
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    /** The native metrics feed (tests: poll it now instead of waiting for the poller). */
+    synchronized NativeMetricsFeed metricsFeed() {
+        return feed;
+    }
+
     /** Called after each successful call; subclasses refresh derived state (metrics). */
     void afterCall() {}
 
@@ -239,19 +352,34 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
         return mbeanName;
     }
 
+    /**
+     * Registers tsm's own MBean under a name that is the same across restarts: the first live
+     * instance in the JVM gets {@code io.tsm.kafka:type=RemoteStorageManager[,broker=<id>]}, a
+     * second one {@code ...,instance=2}, and so on (the lowest free slot; the slot also tags the
+     * Java plugin's MBeans, see {@link #startMetrics}).
+     */
     private synchronized void registerMBean(String brokerId) {
         unregisterMBean();
-        try {
-            ObjectName name = new ObjectName("io.tsm.kafka:type=RemoteStorageManager"
-                    + (brokerId == null ? "" : ",broker="
-                            + (brokerId.matches("-?\\d+") ? brokerId : ObjectName.quote(brokerId)))
-                    + ",instance=" + Integer.toHexString(System.identityHashCode(this)));
-            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-            server.registerMBean(new TsmMetrics(this), name);
-            mbeanName = name;
-        } catch (Exception e) {
-            LOG.warn("tsm: cannot register the metrics MBean: {}", e.toString());
+        mbeanSlot = 1;
+        String base = "io.tsm.kafka:type=RemoteStorageManager"
+                + (brokerId == null ? "" : ",broker="
+                        + (brokerId.matches("-?\\d+") ? brokerId : ObjectName.quote(brokerId)));
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        for (int slot = 1; slot <= 64; slot++) {
+            try {
+                ObjectName name = new ObjectName(base + (slot == 1 ? "" : ",instance=" + slot));
+                server.registerMBean(new TsmMetrics(this), name);
+                mbeanName = name;
+                mbeanSlot = slot;
+                return;
+            } catch (InstanceAlreadyExistsException e) {
+                // taken by another live instance: try the next slot
+            } catch (Exception e) {
+                LOG.warn("tsm: cannot register the metrics MBean: {}", e.toString());
+                return;
+            }
         }
+        LOG.warn("tsm: cannot register the metrics MBean: 64 instances registered");
     }
 
     private synchronized void unregisterMBean() {

@@ -4,7 +4,11 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.common.Uuid;
@@ -57,6 +61,56 @@ final class Wire {
                 out.write(custom);
             }
         });
+    }
+
+    /** One object a copy uploaded: type tag ({@code log}, {@code indexes}, {@code rsm-manifest}), stored bytes. */
+    static final class Upload {
+        final String type;
+        final long bytes;
+
+        Upload(String type, long bytes) {
+            this.type = type;
+            this.bytes = bytes;
+        }
+    }
+
+    /** A copy's result: custom metadata (null = none) and the objects it uploaded. */
+    static final class CopyResult {
+        final byte[] customMetadata;
+        final List<Upload> uploads;
+
+        CopyResult(byte[] customMetadata, List<Upload> uploads) {
+            this.customMetadata = customMetadata;
+            this.uploads = uploads;
+        }
+    }
+
+    private static final String[] OBJECT_TYPES = {"log", "indexes", "rsm-manifest"};
+
+    /** Decodes {@code wire::encode_copy_outcome} (layout in src/wire.rs). */
+    static CopyResult copyResult(byte[] b) {
+        if (b == null) {
+            return new CopyResult(null, List.of());
+        }
+        ByteBuffer in = ByteBuffer.wrap(b);
+        try {
+            int n = in.getInt();
+            byte[] custom = null;
+            if (n >= 0) {
+                custom = new byte[n];
+                in.get(custom);
+            }
+            int count = in.getInt();
+            List<Upload> uploads = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                int t = in.get();
+                long bytes = in.getLong();
+                uploads.add(new Upload(t >= 0 && t < OBJECT_TYPES.length ? OBJECT_TYPES[t] : "unknown", bytes));
+            }
+            return new CopyResult(custom, uploads);
+        } catch (BufferUnderflowException | NegativeArraySizeException e) {
+            throw new IllegalStateException("tsm: malformed copy result of " + b.length + " bytes", e);
+        }
     }
 
     private interface Body {

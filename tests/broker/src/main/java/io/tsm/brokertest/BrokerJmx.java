@@ -11,7 +11,8 @@ import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
 
 /**
- * Reads the broker's remote-storage meters over JMX (the broker is started by
+ * Reads the broker's remote-storage meters, and the plugin's MBeans ({@link #attribute}), over
+ * JMX (the broker is started by
  * scripts/services/kafka.sh with an unauthenticated JMX port on 127.0.0.1). Source: Kafka's
  * BrokerTopicMetrics, MBeans {@code kafka.server:type=BrokerTopicMetrics,name=<Name>}, attribute
  * {@code Count} (a cumulative count since broker start).
@@ -41,6 +42,24 @@ final class BrokerJmx implements AutoCloseable {
     } catch (InstanceNotFoundException e) {
       return -1;
     }
+  }
+
+  /**
+   * Attribute {@code attribute} of MBean {@code name} as a number, NaN when the MBean or the
+   * attribute does not exist (the plugin's Kafka metrics: doubles).
+   */
+  double attribute(String name, String attribute) throws Exception {
+    try {
+      Object v = conn.getAttribute(new ObjectName(name), attribute);
+      return v instanceof Number ? ((Number) v).doubleValue() : Double.NaN;
+    } catch (InstanceNotFoundException | javax.management.AttributeNotFoundException e) {
+      return Double.NaN;
+    }
+  }
+
+  /** The MBeans whose names match {@code pattern} (an ObjectName pattern). */
+  java.util.Set<ObjectName> names(String pattern) throws Exception {
+    return conn.queryNames(new ObjectName(pattern), null);
   }
 
   Map<String, Long> snapshot() throws Exception {

@@ -132,6 +132,9 @@ final class TieringScenario {
       listOffsetsByTimestamp();
       checkRemoteObjects();
       checkBrokerMeters("after reads");
+      if ("tsm".equals(o.objectFormat)) {
+        checkPluginMetrics();
+      }
       printSummary();
       if (!o.keepTopic) {
         deleteTopicAndCheckRemote();
@@ -961,6 +964,114 @@ final class TieringScenario {
         "RemoteCopyBytes=" + m.get(BrokerJmx.COPY_BYTES) + ", RemoteFetchBytes=" + m.get(BrokerJmx.FETCH_BYTES));
     summary.put("broker_remote_copy_bytes", Long.toString(m.get(BrokerJmx.COPY_BYTES)));
     summary.put("broker_remote_fetch_bytes", Long.toString(m.get(BrokerJmx.FETCH_BYTES)));
+  }
+
+  // ------------------------------------------------------------------ the plugin's MBeans
+
+  /**
+   * The Java plugin's JMX names, published by tsm in the broker (docs/metrics.md), move with the
+   * traffic this run produced: uploads of {@code .log} objects at least the segments seen in the
+   * bucket, per-topic and per-partition MBeans of this topic, requested fetch bytes and tsm's
+   * downloaded / served bytes after the consumers read from remote, the storage client's request
+   * counts for the backend of the run, the caches' counters, tsm's own MBean under its stable
+   * name. The plugin feeds native counters to JMX once a second: each check waits for its
+   * condition (bounded), it does not time anything.
+   */
+  private void checkPluginMetrics() throws Exception {
+    if (jmx == null) {
+      checks.fail("plugin JMX metrics", "no --jmx-url given: cannot read the plugin's MBeans");
+      return;
+    }
+    console.heading("the plugin's JMX metrics (the Java plugin's names)");
+    String rsm = "aiven.kafka.server.tieredstorage:type=remote-storage-manager-metrics";
+    // Topic names are [a-zA-Z0-9._-]: Kafka's JmxReporter does not quote them.
+    String byTopic = rsm + ",topic=" + topic;
+    int segments = Integer.parseInt(summary.getOrDefault("segments", "0"));
+    double logUploads = waitFor(byTopic + ",object-type=log", "object-upload-total", v -> v >= segments);
+    checks.check(
+        "object-upload-total{topic,object-type=log} >= segments tiered",
+        segments > 0 && logUploads >= segments,
+        String.format(Locale.ROOT, "%.0f log uploads, %d segments in the bucket", logUploads, segments));
+    double partitionMBeans = jmx.names(rsm + ",topic=" + topic + ",partition=*").size();
+    checks.check(
+        "per-topic and per-partition MBeans of the topic exist",
+        !Double.isNaN(jmx.attribute(byTopic, "segment-copy-time-max")) && partitionMBeans >= o.partitions,
+        String.format(Locale.ROOT, "%.0f partition MBeans for %d partitions", partitionMBeans, o.partitions));
+    double requested = waitFor(byTopic, "segment-fetch-requested-bytes-total", v -> v > 0);
+    String tsm = "io.tsm.kafka:type=tsm-storage-metrics";
+    double downloaded = waitFor(tsm, "storage-downloaded-bytes-total", v -> v > 0);
+    double served = waitFor(tsm, "segment-fetch-served-bytes-total", v -> v > 0);
+    checks.check(
+        "fetch requested bytes and tsm's downloaded/served bytes > 0 after remote reads",
+        requested > 0 && downloaded > 0 && served > 0,
+        String.format(Locale.ROOT, "requested %.0f, downloaded %.0f, served %.0f bytes", requested, downloaded, served));
+    summary.put("plugin_fetch_requested_bytes", String.format(Locale.ROOT, "%.0f", requested));
+    summary.put("plugin_downloaded_bytes", String.format(Locale.ROOT, "%.0f", downloaded));
+    summary.put("plugin_served_bytes", String.format(Locale.ROOT, "%.0f", served));
+    String[] client = clientCounters();
+    if (client != null) {
+      double gets = waitFor(client[0], client[1], v -> v > 0);
+      double puts = waitFor(client[0], client[2], v -> v > 0);
+      checks.check(
+          "storage client request counts > 0 (" + client[0] + ")",
+          gets > 0 && puts > 0,
+          String.format(Locale.ROOT, "%s=%.0f, %s=%.0f", client[1], gets, client[2], puts));
+    }
+    String cache = "aiven.kafka.server.tieredstorage.cache:type=segment-manifest-cache-metrics";
+    double misses = waitFor(cache, "cache-misses-total", v -> v > 0);
+    double pool = jmx.attribute(
+        "aiven.kafka.server.tieredstorage.thread-pool:type=segment-manifest-cache-thread-pool-metrics",
+        "pool-size-total");
+    checks.check(
+        "manifest cache and thread-pool MBeans count",
+        misses > 0 && pool >= 1,
+        String.format(Locale.ROOT, "cache-misses-total %.0f, pool-size-total %.0f", misses, pool));
+    java.util.Set<javax.management.ObjectName> own = jmx.names("io.tsm.kafka:type=RemoteStorageManager,*");
+    checks.check(
+        "tsm's own MBean has one stable name (no per-start instance id)",
+        own.size() == 1 && own.iterator().next().getKeyProperty("instance") == null,
+        own.toString());
+  }
+
+  /** {MBean, GET-like attribute, PUT-like attribute} of the run's storage client, null for filesystem. */
+  private String[] clientCounters() {
+    String rs = o.remoteStore;
+    if (rs.startsWith("s3:")) {
+      return new String[] {
+        "aiven.kafka.server.tieredstorage.s3:type=s3-client-metrics",
+        "get-object-requests-total",
+        "put-object-requests-total"
+      };
+    }
+    if (rs.startsWith("gcs:")) {
+      return new String[] {
+        "aiven.kafka.server.tieredstorage.gcs:type=gcs-client-metrics",
+        "object-get-total",
+        "resumable-upload-initiate-total"
+      };
+    }
+    if (rs.startsWith("azure:")) {
+      return new String[] {
+        "aiven.kafka.server.tieredstorage.azure:type=azure-blob-storage-client-metrics",
+        "blob-get-total",
+        "block-upload-total"
+      };
+    }
+    return null;
+  }
+
+  /** Reads {@code attribute} until {@code ok} holds (at most 15 reads, a second apart); the last value. */
+  private double waitFor(String mbean, String attribute, java.util.function.DoublePredicate ok) throws Exception {
+    double v = Double.NaN;
+    for (int i = 0; i < 15; i++) {
+      v = jmx.attribute(mbean, attribute);
+      if (!Double.isNaN(v) && ok.test(v)) {
+        return v;
+      }
+      Thread.sleep(1000);
+    }
+    console.line("  %s %s: %s", mbean, attribute, v);
+    return v;
   }
 
   private void checkDeleteMeter() throws Exception {

@@ -1,0 +1,178 @@
+package io.tsm.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.apache.kafka.server.log.remote.storage.RemoteStorageManager.IndexType;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Java plugin's JMX names (shared/reference/aiven-metrics.md, docs/metrics.md) on the
+ * filesystem backend: object names, attribute sets, values after real calls, stable names
+ * across a re-configure, a second instance's distinct names, nothing left after close.
+ */
+class JmxMetricsTest {
+    static final String RSM = "aiven.kafka.server.tieredstorage:type=remote-storage-manager-metrics";
+    static final Set<String> RSM_ATTRS = set("object-upload-bytes-rate", "object-upload-bytes-total",
+            "object-upload-rate", "object-upload-total", "segment-copy-time-avg", "segment-copy-time-max",
+            "segment-delete-bytes-total", "segment-delete-errors-rate", "segment-delete-errors-total",
+            "segment-delete-rate", "segment-delete-time-avg", "segment-delete-time-max", "segment-delete-total",
+            "segment-fetch-requested-bytes-rate", "segment-fetch-requested-bytes-total",
+            // Not in the reference list, registered by the Java plugin 1.1.1 all the same.
+            "segment-delete-bytes-rate");
+    static final Set<String> UPLOAD_ATTRS = set("object-upload-bytes-rate", "object-upload-bytes-total",
+            "object-upload-rate", "object-upload-total");
+    static final Set<String> CACHE_ATTRS = set("cache-eviction-total", "cache-eviction-weight-total",
+            "cache-hits-total", "cache-load-failure-time-total", "cache-load-failure-total",
+            "cache-load-success-time-total", "cache-load-success-total", "cache-misses-total", "cache-size-total");
+    static final Set<String> POOL_ATTRS = set("active-thread-count-total", "parallelism-total", "pool-size-total",
+            "queued-task-count-total", "running-thread-count-total", "steal-task-count-total");
+
+    private final MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+    private Path work;
+    private TsmRemoteStorageManager rsm;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        work = Fixtures.work("jmx");
+        rsm = new TsmRemoteStorageManager();
+        Map<String, Object> c = Fixtures.config(work.resolve("remote"));
+        c.put("fetch.chunk.cache.class", "memory");
+        c.put("fetch.chunk.cache.size", "1000000");
+        rsm.configure(c);
+    }
+
+    @AfterEach
+    void tearDown() {
+        rsm.close();
+    }
+
+    private static Set<String> set(String... s) {
+        return new TreeSet<>(Arrays.asList(s));
+    }
+
+    private Set<String> attributes(String name) throws Exception {
+        Set<String> out = new TreeSet<>();
+        for (MBeanAttributeInfo a : jmx.getMBeanInfo(new ObjectName(name)).getAttributes()) {
+            out.add(a.getName());
+        }
+        return out;
+    }
+
+    private double value(String name, String attribute) throws Exception {
+        return ((Number) jmx.getAttribute(new ObjectName(name), attribute)).doubleValue();
+    }
+
+    @Test
+    void javaPluginNamesAttributesAndValues() throws Exception {
+        Fixtures.Segment s = Fixtures.segment(work.resolve("local"), 20_000, true, 21);
+        rsm.copyLogSegmentData(s.metadata, s.data);
+        byte[] read;
+        try (InputStream in = rsm.fetchLogSegment(s.metadata, 100, 199)) {
+            read = in.readAllBytes();
+        }
+        assertEquals(100, read.length);
+        long served = read.length;
+        try (InputStream in = rsm.fetchLogSegment(s.metadata, 19_000)) {
+            served += in.readAllBytes().length;
+        }
+        rsm.fetchIndex(s.metadata, IndexType.OFFSET).close();
+        rsm.deleteLogSegmentData(s.metadata);
+        rsm.metricsFeed().pollNow();
+
+        String topic = RSM + ",topic=topic-a";
+        String partition = topic + ",partition=3";
+        assertEquals(RSM_ATTRS, attributes(RSM));
+        // A topic's MBeans show every attribute from its first call (errors at 0).
+        assertEquals(RSM_ATTRS, attributes(topic));
+        assertEquals(RSM_ATTRS, attributes(partition));
+        for (String type : new String[] {"log", "indexes", "rsm-manifest"}) {
+            for (String base : new String[] {RSM, topic, partition}) {
+                assertEquals(UPLOAD_ATTRS, attributes(base + ",object-type=" + type), base + " " + type);
+            }
+            assertEquals(1.0, value(RSM + ",object-type=" + type, "object-upload-total"), type);
+            assertEquals(1.0, value(topic + ",object-type=" + type, "object-upload-total"), type);
+            assertTrue(value(topic + ",object-type=" + type, "object-upload-bytes-total") > 0, type);
+            // Partition-level sensors are DEBUG (as in the Java plugin): present, not counting at INFO.
+            assertEquals(0.0, value(partition + ",object-type=" + type, "object-upload-total"), type);
+        }
+        assertEquals(3.0, value(RSM, "object-upload-total"));
+        assertTrue(value(RSM, "object-upload-bytes-total") >= 20_000, "plain log stored in full");
+        assertFalse(Double.isNaN(value(topic, "segment-copy-time-max")));
+        // Requested bytes as the Java plugin counts them: 100..199, then 19000 to the segment's end.
+        assertEquals(100 + 1_000, value(topic, "segment-fetch-requested-bytes-total"));
+        assertEquals(1.0, value(topic, "segment-delete-total"));
+        assertEquals(20_000.0, value(topic, "segment-delete-bytes-total"));
+        assertEquals(0.0, value(topic, "segment-delete-errors-total"));
+        assertFalse(Double.isNaN(value(topic, "segment-delete-time-max")));
+
+        String[][] caches = {{"segment-manifest-cache", "1"}, {"segment-indexes-cache", "1"}, {"chunk-cache", "1"}};
+        for (String[] c : caches) {
+            String name = "aiven.kafka.server.tieredstorage.cache:type=" + c[0] + "-metrics";
+            assertEquals(CACHE_ATTRS, attributes(name), name);
+            for (String cause : NativeMetricsFeed.CAUSES) {
+                assertEquals(set("cache-eviction-total", "cache-eviction-weight-total"),
+                        attributes(name + ",cause=" + cause), name + " " + cause);
+            }
+            assertTrue(value(name, "cache-misses-total") >= 1, name);
+            assertTrue(value(name, "cache-load-success-total") >= 1, name);
+            assertTrue(value(name, "cache-load-success-time-total") > 0, name);
+            String pool = "aiven.kafka.server.tieredstorage.thread-pool:type=" + c[0] + "-thread-pool-metrics";
+            assertEquals(POOL_ATTRS, attributes(pool), pool);
+            assertTrue(value(pool, "pool-size-total") >= 1, pool);
+        }
+
+        String tsm = "io.tsm.kafka:type=tsm-storage-metrics";
+        assertEquals(served, value(tsm, "segment-fetch-served-bytes-total"));
+        assertTrue(value(tsm, "storage-downloaded-bytes-total") >= served);
+        assertEquals(3.0, value(tsm, "storage-put-requests-total"), "three objects written");
+        assertTrue(value(tsm, "storage-get-requests-total") >= 3, "manifest, indexes, chunks read");
+        assertEquals(256.0 * 1024 * 1024, value(tsm, "native-memory-budget-bytes"));
+        assertEquals(0.0, value(tsm, "native-memory-in-use-bytes"), "no call in flight");
+        // No storage client MBean for the filesystem backend.
+        assertTrue(jmx.queryNames(new ObjectName("aiven.kafka.server.tieredstorage.s3:*"), null).isEmpty());
+    }
+
+    @Test
+    void namesAreStableAndASecondInstanceGetsItsOwn() throws Exception {
+        assertEquals(new ObjectName("io.tsm.kafka:type=RemoteStorageManager,broker=1"), rsm.metricsMBeanName());
+        TsmRemoteStorageManager second = new TsmRemoteStorageManager();
+        try {
+            second.configure(Fixtures.config(work.resolve("remote2")));
+            assertEquals(new ObjectName("io.tsm.kafka:type=RemoteStorageManager,broker=1,instance=2"),
+                    second.metricsMBeanName());
+            assertTrue(jmx.isRegistered(new ObjectName(RSM + ",instance=2")));
+            assertTrue(jmx.isRegistered(new ObjectName(RSM)), "the first instance's MBeans stay");
+        } finally {
+            second.close();
+        }
+        assertFalse(jmx.isRegistered(new ObjectName(RSM + ",instance=2")));
+        assertTrue(jmx.isRegistered(new ObjectName(RSM)));
+        // A restart (close, new instance) gets the same names.
+        rsm.close();
+        assertEquals(Set.of(), jmx.queryNames(new ObjectName("aiven.kafka.server.tieredstorage*:*"), null),
+                "close unregisters every Java plugin MBean");
+        assertEquals(Set.of(), jmx.queryNames(new ObjectName("io.tsm.kafka:*"), null), "and tsm's own");
+        rsm = new TsmRemoteStorageManager();
+        rsm.configure(Fixtures.config(work.resolve("remote")));
+        assertEquals(new ObjectName("io.tsm.kafka:type=RemoteStorageManager,broker=1"), rsm.metricsMBeanName());
+        assertTrue(jmx.isRegistered(new ObjectName(RSM)));
+        assertNotEquals(0, attributes(RSM).size());
+    }
+}
