@@ -70,9 +70,6 @@ pub fn kebab(op: &str) -> String {
                 out.push('-');
             }
             out.push(c.to_ascii_lowercase());
-        } else if c.is_ascii_digit() && !out.ends_with(|p: char| p.is_ascii_digit()) {
-            out.push('-');
-            out.push(c);
         } else {
             out.push(c);
         }
