@@ -39,11 +39,11 @@ use crate::{RemoteLogSegmentMetadata, RsmError};
 
 /// Largest number of chunks fetched by one GET (keeps tiny `chunk.size` values from making
 /// huge groups of per-chunk bookkeeping).
-pub const MAX_CHUNKS_PER_GET: u64 = 4096;
+pub(super) const MAX_CHUNKS_PER_GET: u64 = 4096;
 
 /// Largest manifest accepted (bytes): the chunk-size codec caps its decoded bytes at
 /// 10 MiB; base64 of the zstd frame of that is far below this.
-pub const MAX_MANIFEST_BYTES: usize = 32 * 1024 * 1024;
+pub(super) const MAX_MANIFEST_BYTES: usize = 32 * 1024 * 1024;
 
 /// A segment's manifest and the transform that restores its chunks.
 pub(crate) struct Segment {
