@@ -6,10 +6,7 @@
 //! `rsm.config.storage.*` block carries over unchanged. Keys beyond the Java plugin:
 //! `azure.upload.blocks.in.flight` and `azure.max.retries`.
 
-use std::fmt;
-
-use tsm_core::config::{ConfigError, ConfigKeyDoc, StorageConfig};
-use zeroize::Zeroizing;
+use tsm_core::config::{ConfigError, ConfigKeyDoc, Secret, StorageConfig};
 
 use crate::sas::AccountKey;
 
@@ -129,28 +126,6 @@ pub static KEYS: &[ConfigKeyDoc] = &[
         secret: false,
     },
 ];
-
-/// A secret string: zeroized on drop, never printed by `Debug`.
-#[derive(Clone)]
-pub struct Secret(Zeroizing<String>);
-
-impl Secret {
-    /// Wraps a secret value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(Zeroizing::new(value.into()))
-    }
-
-    /// The secret value, for building requests only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
 
 /// How requests are authenticated.
 #[derive(Clone, Debug)]

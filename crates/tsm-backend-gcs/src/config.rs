@@ -9,9 +9,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use tsm_core::config::ConfigKeyDoc;
+use tsm_core::config::{ConfigKeyDoc, Secret};
 use tsm_core::{ConfigError, StorageConfig};
-use zeroize::Zeroizing;
 
 /// `storage.gcs.bucket.name`: the bucket holding the objects (required).
 pub const BUCKET_NAME: &str = "gcs.bucket.name";
@@ -97,7 +96,7 @@ pub enum CredentialsSource {
     /// Application Default Credentials (`storage.gcs.credentials.default=true`).
     Default,
     /// Inline JSON (`storage.gcs.credentials.json`), zeroized on drop.
-    Json(Zeroizing<String>),
+    Json(Secret),
     /// A JSON file (`storage.gcs.credentials.path`), re-read on change.
     Path(PathBuf),
     /// No credentials: only allowed with `storage.gcs.endpoint.url` (emulators).
@@ -267,7 +266,7 @@ fn credentials_source(
                 "a credentials JSON object with a \"type\" field",
             ));
         }
-        return Ok(CredentialsSource::Json(Zeroizing::new(json.to_string())));
+        return Ok(CredentialsSource::Json(Secret::new(json)));
     }
     if let Some(path) = path {
         return Ok(CredentialsSource::Path(PathBuf::from(path)));

@@ -8,8 +8,9 @@
 //! keys, re-minted workload identity federation configs), like the Java plugin's
 //! `ReloadableCredentialsProvider`.
 //!
-//! Secrets: the inline JSON is held in a `Zeroizing<String>` by the config; the parsed copy
-//! handed to google-cloud-auth lives inside the SDK, which we cannot zeroize.
+//! Secrets: the inline JSON is held in a `tsm_core::config::Secret` (zeroized on drop) by
+//! the config; the parsed copy handed to google-cloud-auth lives inside the SDK, which we
+//! cannot zeroize.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -36,7 +37,7 @@ pub(crate) fn build(source: &CredentialsSource) -> Result<Credentials, String> {
             .build()
             .map_err(|e| format!("Application Default Credentials: {e}")),
         CredentialsSource::Json(json) => {
-            from_json_text(json).map_err(|e| format!("inline JSON: {e}"))
+            from_json_text(json.expose()).map_err(|e| format!("inline JSON: {e}"))
         }
         CredentialsSource::Path(path) => {
             let loaded = load_file(path)?;

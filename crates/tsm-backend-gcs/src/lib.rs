@@ -28,7 +28,6 @@
 //! - **IAM**: needs `storage.objects.create`, `.get`, `.list`, `.delete` on the bucket
 //!   (role `roles/storage.objectUser`).
 
-#![warn(missing_docs, unreachable_pub)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
 mod client;

@@ -7,13 +7,11 @@
 //! over unchanged. Keys beyond the Java plugin: `aws.session.token`,
 //! `aws.credentials.file`, `s3.sse.*` and `s3.multipart.upload.parts.in.flight`.
 
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use aws_sdk_s3::types::StorageClass;
-use tsm_core::config::{ConfigError, ConfigKeyDoc, StorageConfig};
-use zeroize::Zeroizing;
+use tsm_core::config::{ConfigError, ConfigKeyDoc, Secret, StorageConfig};
 
 /// `s3.bucket.name`
 pub const BUCKET_NAME: &str = "s3.bucket.name";
@@ -186,23 +184,6 @@ pub static KEYS: &[ConfigKeyDoc] = &[
     },
 ];
 
-/// A secret string: zeroized on drop, never printed by `Debug`.
-#[derive(Clone)]
-pub struct Secret(Zeroizing<String>);
-
-impl Secret {
-    /// The secret value, for handing to the SDK only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
 /// Where credentials come from, in precedence order.
 #[derive(Clone, Debug)]
 pub enum CredentialsSource {
@@ -267,7 +248,7 @@ fn full(key: &str) -> String {
 }
 
 fn secret(cfg: &StorageConfig, key: &str) -> Option<Secret> {
-    cfg.get(key).map(|v| Secret(Zeroizing::new(v.to_string())))
+    cfg.get(key).map(Secret::new)
 }
 
 fn millis(cfg: &StorageConfig, key: &str) -> Result<Option<Duration>, ConfigError> {

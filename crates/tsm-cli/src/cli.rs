@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 /// configuration error.
 #[derive(Debug, Parser)]
 #[command(name = "tsm", version, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: Global,
     #[command(subcommand)]
@@ -20,7 +20,7 @@ pub struct Cli {
 
 /// Options shared by every command.
 #[derive(Debug, Args)]
-pub struct Global {
+pub(crate) struct Global {
     /// Properties file: the broker's server.properties (keys `rsm.config.*` are used, the
     /// prefix stripped) or a file of `rsm.config.*` lines.
     #[arg(short, long, global = true, env = "TSM_CONFIG", value_name = "FILE")]
@@ -38,7 +38,7 @@ pub struct Global {
 
 /// Which segments to work on.
 #[derive(Debug, Args, Clone, Default)]
-pub struct Selection {
+pub(crate) struct Selection {
     /// Only segments of this topic.
     #[arg(long, short = 't')]
     pub topic: Option<String>,
@@ -48,7 +48,7 @@ pub struct Selection {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// List tiered segments: topic, partition, offsets, sizes, compression, key id. With
     /// `--orphans`: the `.log` / `.indexes` objects that belong to no committed segment.
     Ls {
@@ -142,7 +142,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Print the configuration reference (Markdown; docs/configuration.md) for the core and
     /// every backend linked into this build.
     Docs,
@@ -165,7 +165,7 @@ pub enum ConfigCommand {
 
 /// `tsm copy` arguments.
 #[derive(Debug, Args)]
-pub struct CopyArgs {
+pub(crate) struct CopyArgs {
     /// The segment's `.log` file; `.index`, `.timeindex`, `.snapshot`, `.txnindex` with
     /// the same base name are picked up when present (missing ones are stored empty).
     pub log: PathBuf,

@@ -22,7 +22,7 @@ use tsm_backends::KINDS;
 
 /// What a command may do with a filesystem `storage.root` that does not exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RootPolicy {
+pub(crate) enum RootPolicy {
     /// Refuse it (every command that reads, lists or deletes).
     MustExist,
     /// Let the backend create it (`tsm copy`: uploading into a new bucket directory).
@@ -30,7 +30,7 @@ pub enum RootPolicy {
 }
 
 /// A configured engine and what commands need next to it.
-pub struct Context {
+pub(crate) struct Context {
     /// The engine (copy, fetch, fetchIndex, delete).
     pub rsm: RemoteStorageManager,
     /// `key.prefix`, verbatim.
@@ -47,7 +47,7 @@ impl Context {
     /// Validates `props` and builds the backend. Invalid configuration is a usage error
     /// (exit 2) naming the key; so is a missing filesystem `storage.root` under
     /// [`RootPolicy::MustExist`].
-    pub async fn new(
+    pub(crate) async fn new(
         props: BTreeMap<String, String>,
         root: RootPolicy,
         out: Output,
@@ -76,7 +76,7 @@ impl Context {
     }
 
     /// The backend the engine stores to.
-    pub fn backend(&self) -> &Arc<dyn StorageBackend> {
+    pub(crate) fn backend(&self) -> &Arc<dyn StorageBackend> {
         self.rsm.backend()
     }
 }

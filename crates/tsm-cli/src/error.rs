@@ -6,15 +6,15 @@ use std::process::ExitCode;
 use tsm_core::RsmError;
 
 /// Exit code: everything checked is fine.
-pub const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_OK: u8 = 0;
 /// Exit code: `verify` found bad segments, or an operation on the store failed.
-pub const EXIT_FINDINGS: u8 = 1;
+pub(crate) const EXIT_FINDINGS: u8 = 1;
 /// Exit code: bad command line, properties file or configuration value.
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Why a command did not succeed. Messages name the key, object, byte range or file.
 #[derive(Debug, thiserror::Error)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// Bad arguments or configuration (exit 2).
     #[error("{0}")]
     Usage(String),
@@ -50,7 +50,7 @@ pub enum CliError {
 
 impl CliError {
     /// The process exit code for this error.
-    pub fn exit_code(&self) -> ExitCode {
+    pub(crate) fn exit_code(&self) -> ExitCode {
         ExitCode::from(match self {
             Self::Usage(_) => EXIT_USAGE,
             Self::Rsm(RsmError::Config(_)) => EXIT_USAGE,
@@ -61,7 +61,7 @@ impl CliError {
     }
 
     /// An I/O error on stdout: a closed pipe becomes [`CliError::BrokenPipe`].
-    pub fn stdout(e: std::io::Error) -> Self {
+    pub(crate) fn stdout(e: std::io::Error) -> Self {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             Self::BrokenPipe
         } else {
@@ -73,7 +73,7 @@ impl CliError {
     }
 
     /// An I/O error on a local file.
-    pub fn io(path: impl std::fmt::Display, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: impl std::fmt::Display, source: std::io::Error) -> Self {
         Self::Io {
             path: path.to_string(),
             source,
@@ -88,4 +88,4 @@ impl From<tsm_core::BackendError> for CliError {
 }
 
 /// Result of a command.
-pub type CliResult<T = ()> = Result<T, CliError>;
+pub(crate) type CliResult<T = ()> = Result<T, CliError>;

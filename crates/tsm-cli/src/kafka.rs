@@ -11,7 +11,7 @@
 //! @43, producerEpoch i16 @51, baseSequence i32 @53, recordCount i32 @57; 61 bytes.
 
 /// Size of a v2 batch header (bytes).
-pub const HEADER_LEN: usize = 61;
+pub(crate) const HEADER_LEN: usize = 61;
 /// Bytes of the header before `batchLength` counts (baseOffset + batchLength).
 const LOG_OVERHEAD: u64 = 12;
 /// Offset of `attributes`, where the CRC32C starts.
@@ -19,7 +19,7 @@ const CRC_START: usize = 21;
 
 /// What is wrong at a place in the log.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BatchProblem {
+pub(crate) struct BatchProblem {
     /// Byte position of the batch in the restored segment.
     pub position: u64,
     /// What is wrong.
@@ -28,7 +28,7 @@ pub struct BatchProblem {
 
 /// Totals of a walk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BatchSummary {
+pub(crate) struct BatchSummary {
     /// Batches seen.
     pub batches: u64,
     /// Records according to the batch headers.
@@ -44,7 +44,7 @@ pub struct BatchSummary {
 /// Walks batches as bytes arrive; stops at the first structural problem (after which
 /// batch boundaries are unknown).
 #[derive(Debug, Default)]
-pub struct BatchWalker {
+pub(crate) struct BatchWalker {
     position: u64,
     header: Vec<u8>,
     /// Body bytes still to feed into the CRC of the current batch.
@@ -58,12 +58,12 @@ pub struct BatchWalker {
 
 impl BatchWalker {
     /// A walker at position 0.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Feeds the next bytes of the log.
-    pub fn push(&mut self, mut data: &[u8]) {
+    pub(crate) fn push(&mut self, mut data: &[u8]) {
         while !data.is_empty() && self.problem.is_none() {
             if self.remaining > 0 {
                 let n = usize::try_from(self.remaining)
@@ -156,7 +156,7 @@ impl BatchWalker {
     }
 
     /// Ends the walk: a partial batch at the end is a problem.
-    pub fn finish(mut self) -> Result<BatchSummary, BatchProblem> {
+    pub(crate) fn finish(mut self) -> Result<BatchSummary, BatchProblem> {
         if self.problem.is_none() && (!self.header.is_empty() || self.remaining > 0) {
             self.batch_start = if self.header.is_empty() {
                 self.batch_start
@@ -178,7 +178,7 @@ impl BatchWalker {
 #[cfg(test)]
 /// Kafka v2 record batches with valid CRCs: `count` batches of 1-5 opaque records each,
 /// offsets from `base`, for `tsm copy` tests and `tsm verify` tests.
-pub fn make_batches(count: usize, base: i64, payload_len: usize) -> Vec<u8> {
+pub(crate) fn make_batches(count: usize, base: i64, payload_len: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let mut offset = base;
     for b in 0..count {

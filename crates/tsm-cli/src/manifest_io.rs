@@ -12,11 +12,14 @@ use tsm_core::{ObjectKey, StorageBackend};
 use crate::error::{CliError, CliResult};
 
 /// Largest manifest read (bytes); the engine's own cap is the same 32 MiB.
-pub const MAX_MANIFEST_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const MAX_MANIFEST_BYTES: usize = 32 * 1024 * 1024;
 
 /// The raw bytes of the manifest at `key`. Errors name the key (missing object, store
 /// failure, larger than [`MAX_MANIFEST_BYTES`]).
-pub async fn read_bytes(backend: &Arc<dyn StorageBackend>, key: &ObjectKey) -> CliResult<Vec<u8>> {
+pub(crate) async fn read_bytes(
+    backend: &Arc<dyn StorageBackend>,
+    key: &ObjectKey,
+) -> CliResult<Vec<u8>> {
     let mut body = backend.fetch(key, None).await?;
     let mut buf = Vec::new();
     while let Some(piece) = body.next().await {
@@ -32,25 +35,25 @@ pub async fn read_bytes(backend: &Arc<dyn StorageBackend>, key: &ObjectKey) -> C
 }
 
 /// Parses manifest bytes; the error names `key` and says what is wrong.
-pub fn parse(key: &ObjectKey, bytes: &[u8]) -> Result<SegmentManifest, String> {
+pub(crate) fn parse(key: &ObjectKey, bytes: &[u8]) -> Result<SegmentManifest, String> {
     SegmentManifest::from_json(bytes).map_err(|e| format!("{key}: not a valid v1 manifest: {e}"))
 }
 
 /// The chunk table of a manifest (decodes `transformedChunks` for the variable kind); the
 /// error names `key`.
-pub fn chunk_index(key: &ObjectKey, m: &SegmentManifest) -> Result<ChunkIndex, String> {
+pub(crate) fn chunk_index(key: &ObjectKey, m: &SegmentManifest) -> Result<ChunkIndex, String> {
     m.chunk_index(key).map_err(|e| e.to_string())
 }
 
 /// The key-pair id of an encrypted manifest (`dataKey` up to `:`).
-pub fn key_id(m: &SegmentManifest) -> Option<&str> {
+pub(crate) fn key_id(m: &SegmentManifest) -> Option<&str> {
     m.encryption
         .as_ref()
         .map(|e| e.data_key.split(':').next().unwrap_or(""))
 }
 
 /// `remoteLogSegmentMetadata.<field>` as an i64, when the manifest carries it.
-pub fn metadata_i64(m: &SegmentManifest, field: &str) -> Option<i64> {
+pub(crate) fn metadata_i64(m: &SegmentManifest, field: &str) -> Option<i64> {
     m.remote_log_segment_metadata
         .as_ref()
         .and_then(|v| v.get(field))

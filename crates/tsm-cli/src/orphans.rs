@@ -20,11 +20,11 @@ use tsm_core::ObjectKey;
 use crate::segment::{Listed, SegmentRef};
 
 /// Default `--older-than` of `tsm ls --orphans`.
-pub const DEFAULT_OLDER_THAN: Duration = Duration::from_secs(3600);
+pub(crate) const DEFAULT_OLDER_THAN: Duration = Duration::from_secs(3600);
 
 /// One orphan object.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OrphanObject {
+pub(crate) struct OrphanObject {
     /// The object key (`Display` masks `key.prefix` when `key.prefix.mask` is set).
     pub key: ObjectKey,
     /// Stored size (bytes).
@@ -35,7 +35,7 @@ pub struct OrphanObject {
 
 /// The orphan objects of one main path (a segment without its manifest).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Orphan {
+pub(crate) struct Orphan {
     /// The segment the keys name.
     pub seg: SegmentRef,
     /// Its youngest object's age; `None` when any of its objects' age is unknown.
@@ -46,7 +46,7 @@ pub struct Orphan {
 
 /// The orphans among `listed` at least `older_than` old, plus those of unknown age, in
 /// listing order.
-pub fn select(listed: Vec<Listed>, older_than: Duration) -> Vec<Orphan> {
+pub(crate) fn select(listed: Vec<Listed>, older_than: Duration) -> Vec<Orphan> {
     listed
         .into_iter()
         .filter(|l| l.seg.sizes.manifest.is_none())
@@ -79,7 +79,7 @@ pub fn select(listed: Vec<Listed>, older_than: Duration) -> Vec<Orphan> {
 
 /// Parses a human duration: one or more `<number><unit>` with unit `s`, `m`, `h` or `d`
 /// (`90s`, `30m`, `2h`, `1d`, `1h30m`, `0s`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || {
         format!(
             "invalid duration {text:?}: expected a number and a unit s, m, h or d \
@@ -117,7 +117,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// A duration as given on the command line: `1h`, `1h30m`, `1m30s` (`90s`), `0s`.
-pub fn format_duration(d: Duration) -> String {
+pub(crate) fn format_duration(d: Duration) -> String {
     let mut s = d.as_secs();
     if s == 0 {
         return "0s".into();
@@ -133,7 +133,7 @@ pub fn format_duration(d: Duration) -> String {
 }
 
 /// An age for reports: `45s`, `12m05s`, `3h07m`, `2d04h`; `?` when unknown.
-pub fn format_age(age: Option<Duration>) -> String {
+pub(crate) fn format_age(age: Option<Duration>) -> String {
     let Some(age) = age else {
         return "?".into();
     };

@@ -17,7 +17,7 @@ use crate::error::{CliError, CliResult};
 
 /// Output settings shared by the commands.
 #[derive(Clone, Copy, Debug)]
-pub struct Output {
+pub(crate) struct Output {
     /// `--json`: one JSON document on stdout instead of text.
     pub json: bool,
     /// `--quiet`: no progress bars.
@@ -50,12 +50,12 @@ fn to_stdout(
 
 impl Output {
     /// Writes one line of text to stdout (dropped once stdout is closed).
-    pub fn line(&self, text: impl AsRef<str>) -> CliResult {
+    pub(crate) fn line(&self, text: impl AsRef<str>) -> CliResult {
         to_stdout(|out| writeln!(out, "{}", text.as_ref()))
     }
 
     /// Writes `value` as pretty JSON to stdout (dropped once stdout is closed).
-    pub fn json(&self, value: &serde_json::Value) -> CliResult {
+    pub(crate) fn json(&self, value: &serde_json::Value) -> CliResult {
         let text = serde_json::to_string_pretty(value).unwrap_or_default();
         to_stdout(|out| {
             writeln!(out, "{text}")?;
@@ -64,7 +64,7 @@ impl Output {
     }
 
     /// A progress bar of `len` units (`bytes`: shown as bytes, else as items).
-    pub fn progress(&self, len: u64, what: &str, bytes: bool) -> ProgressBar {
+    pub(crate) fn progress(&self, len: u64, what: &str, bytes: bool) -> ProgressBar {
         if self.json || self.quiet {
             return ProgressBar::hidden();
         }
@@ -83,6 +83,6 @@ impl Output {
 }
 
 /// `n` bytes in a human unit (KiB, MiB, GiB).
-pub fn human_bytes(n: u64) -> String {
+pub(crate) fn human_bytes(n: u64) -> String {
     indicatif::HumanBytes(n).to_string()
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::error::{CliError, CliResult};
 
 /// The prefix Kafka strips from broker properties before handing them to the plugin.
-pub const RSM_PREFIX: &str = "rsm.config.";
+pub(crate) const RSM_PREFIX: &str = "rsm.config.";
 
 /// The key every command needs (it selects the backend); checked here so that its absence
 /// is explained in terms of where tsm reads its configuration from.
@@ -21,7 +21,7 @@ const BACKEND_CLASS: &str = "storage.backend.class";
 /// (`key=value`) applied on top. Errors (exit 2) name the file or the bad `--set`. Without
 /// `storage.backend.class` the error says how to give the configuration (no file given:
 /// `--config FILE`; a file without it: the `rsm.config.` prefix), naming the key.
-pub fn load(file: Option<&Path>, sets: &[String]) -> CliResult<BTreeMap<String, String>> {
+pub(crate) fn load(file: Option<&Path>, sets: &[String]) -> CliResult<BTreeMap<String, String>> {
     let mut props = BTreeMap::new();
     // The file has `storage.backend.class` without the `rsm.config.` prefix.
     let mut unprefixed_class = false;

@@ -20,7 +20,7 @@ use crate::error::{CliError, CliResult};
 
 /// One segment found in the bucket, identified by its object keys.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SegmentRef {
+pub(crate) struct SegmentRef {
     /// Topic name.
     pub topic: String,
     /// Topic id (Kafka `Uuid`).
@@ -40,7 +40,7 @@ pub struct SegmentRef {
 
 /// Stored sizes (bytes) of a segment's objects as listed; `None` = object not found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ObjectSizes {
+pub(crate) struct ObjectSizes {
     /// `.log`
     pub log: Option<u64>,
     /// `.indexes`
@@ -51,7 +51,7 @@ pub struct ObjectSizes {
 
 impl ObjectSizes {
     /// Sum of the sizes of the objects present (bytes).
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         [self.log, self.indexes, self.manifest]
             .into_iter()
             .flatten()
@@ -98,7 +98,7 @@ fn parse_main_path(main: &str) -> Option<(String, KafkaUuid, i32, i64, KafkaUuid
 impl SegmentRef {
     /// Parses an object key (any of the three suffixes, or none) under `prefix`.
     /// `None` when the key does not have the shape of a segment key.
-    pub fn from_key(key: &str, prefix: &str, mask: bool) -> Option<Self> {
+    pub(crate) fn from_key(key: &str, prefix: &str, mask: bool) -> Option<Self> {
         let rest = key.strip_prefix(prefix)?;
         let main = [MANIFEST_SUFFIX, INDEXES_SUFFIX, LOG_SUFFIX]
             .iter()
@@ -117,7 +117,7 @@ impl SegmentRef {
     }
 
     /// `<topic>-<partition>/<startOffset>-<segmentId>`, for reports.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!(
             "{}-{}/{:020}-{}",
             self.topic, self.partition, self.start_offset, self.segment_id
@@ -127,7 +127,7 @@ impl SegmentRef {
     /// Broker-style metadata for the engine. Its custom metadata pins the exact prefix and
     /// main path found, so the engine reads these objects whatever the key layout.
     /// `end_offset` is unknown from keys and set to the start offset.
-    pub fn metadata(&self) -> RemoteLogSegmentMetadata {
+    pub(crate) fn metadata(&self) -> RemoteLogSegmentMetadata {
         let custom = CustomMetadata {
             remote_size: None,
             object_prefix: Some(self.keys.prefix.clone()),
@@ -152,7 +152,7 @@ impl SegmentRef {
 
 /// Which segments a command works on.
 #[derive(Clone, Debug, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// Only this topic.
     pub topic: Option<String>,
     /// Only this partition.
@@ -169,7 +169,7 @@ impl Filter {
 /// Every segment (a `.rsm-manifest`) under `prefix` matching `filter`, sorted by topic,
 /// partition and start offset, with the listed sizes of its objects. Keys that do not look
 /// like segment keys are ignored. Errors name the listed prefix.
-pub async fn list_segments(
+pub(crate) async fn list_segments(
     backend: &Arc<dyn StorageBackend>,
     prefix: &str,
     mask: bool,
@@ -188,7 +188,7 @@ pub async fn list_segments(
 ///
 /// A modification time in the future (clock skew between this host and the store)
 /// counts as age 0: young, so never deleted early.
-pub fn object_age(meta: &ObjectMeta) -> Option<Duration> {
+pub(crate) fn object_age(meta: &ObjectMeta) -> Option<Duration> {
     meta.last_modified.map(|t| {
         SystemTime::now()
             .duration_since(t)
@@ -199,7 +199,7 @@ pub fn object_age(meta: &ObjectMeta) -> Option<Duration> {
 /// Ages of a segment's objects as listed ([`object_age`]); `None` = absent or unknown
 /// (see [`ObjectSizes`] for which objects exist).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ObjectAges {
+pub(crate) struct ObjectAges {
     /// `.log`
     pub log: Option<Duration>,
     /// `.indexes`
@@ -211,7 +211,7 @@ pub struct ObjectAges {
 /// One main path found by a listing: the segment its keys name, the sizes of the objects
 /// present (`seg.sizes`; no manifest = not a committed segment) and their ages.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Listed {
+pub(crate) struct Listed {
     /// The segment (keys, fields, sizes of the objects found).
     pub seg: SegmentRef,
     /// Ages of the objects found.
@@ -222,7 +222,7 @@ pub struct Listed {
 /// (`.log`, `.indexes`, `.rsm-manifest`), committed or not, sorted by topic, partition,
 /// start offset and main path. Keys that do not look like segment keys, or end in another
 /// suffix, are ignored. Errors name the listed prefix.
-pub async fn list_objects(
+pub(crate) async fn list_objects(
     backend: &Arc<dyn StorageBackend>,
     prefix: &str,
     mask: bool,
@@ -287,7 +287,10 @@ enum Kind {
 }
 
 /// True when `key` exists (a listing of exactly that key).
-pub async fn object_exists(backend: &Arc<dyn StorageBackend>, key: &ObjectKey) -> CliResult<bool> {
+pub(crate) async fn object_exists(
+    backend: &Arc<dyn StorageBackend>,
+    key: &ObjectKey,
+) -> CliResult<bool> {
     let mut s = backend.list(key);
     while let Some(item) = s.next().await {
         if item?.key == key.as_str() {
@@ -300,7 +303,7 @@ pub async fn object_exists(backend: &Arc<dyn StorageBackend>, key: &ObjectKey) -
 /// Resolves the `<segment>` argument: an object key or main path (with or without the
 /// configured prefix, with or without a suffix), or a bare segment id (22 characters),
 /// which is looked up by listing. The segment's objects are listed for their sizes.
-pub async fn resolve(
+pub(crate) async fn resolve(
     backend: &Arc<dyn StorageBackend>,
     prefix: &str,
     mask: bool,

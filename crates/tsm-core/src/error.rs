@@ -57,6 +57,12 @@ pub enum RsmError {
     /// The plugin was closed; no new calls are accepted.
     #[error("the remote storage manager is closed")]
     Closed,
+    /// A bug, not bad input or a failing store: a broken invariant (an index that cannot
+    /// be built from chunks this copy produced, an index missing after its upload) or a
+    /// panic caught in a blocking task or the chunk transform pipeline. The message names
+    /// the object or step; the broker sees a `RemoteStorageException`, as for `Io`.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl RsmError {
@@ -68,5 +74,26 @@ impl RsmError {
     /// True when a retry may help (`RetriableRemoteStorageException` where available).
     pub fn is_transient(&self) -> bool {
         matches!(self, Self::Timeout { .. }) || matches!(self, Self::Backend(e) if e.is_transient())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RsmError;
+
+    #[test]
+    fn a_panicking_chunk_transform_is_internal_not_io() {
+        let e = RsmError::from(tsm_codec::PipelineError::Panicked {
+            index: 3,
+            message: "boom".to_string(),
+        });
+        assert!(matches!(e, RsmError::Internal(_)), "{e:?}");
+        let m = e.to_string();
+        assert!(
+            m.starts_with("internal error: chunk transform pipeline"),
+            "{m}"
+        );
+        assert!(m.contains("boom"), "{m}");
+        assert!(!e.is_transient() && !e.is_not_found());
     }
 }

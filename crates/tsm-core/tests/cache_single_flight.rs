@@ -370,11 +370,17 @@ async fn async_cache_entry_bound_ttl_and_metrics() {
     ttl.get_or_load(1, async { Ok::<_, String>(1) })
         .await
         .expect("load");
+    // The entry was written before this instant (moka stamps it with the same monotonic
+    // std clock; its clock cannot be paused like tokio's).
+    let expires_by = std::time::Instant::now() + Duration::from_millis(20);
     assert_eq!(
         ttl.get_or_load(1, async { Ok::<_, String>(2) }).await,
         Ok(1)
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Wait for the expiry itself, not a guessed margin: until the TTL has passed since then.
+    while std::time::Instant::now() < expires_by {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(expires_by)).await;
+    }
     // Expired after (at least) its TTL: loaded again.
     assert_eq!(
         ttl.get_or_load(1, async { Ok::<_, String>(3) }).await,

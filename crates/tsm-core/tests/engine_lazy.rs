@@ -148,7 +148,12 @@ async fn engine_writes_the_spec_manifest_fields() {
 /// (`prefetch.max.size` 0), that downloads the one chunk read (two when the read crosses a
 /// chunk boundary), not `max_get_bytes` and not the pipeline's `max_in_flight` chunks
 /// ahead (the read path ramps both up from one chunk).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+///
+/// Paused clock: each `sleep` after a dropped stream returns only once the runtime has
+/// nothing left to run (tokio auto-advances a paused clock when idle, and not while a
+/// `spawn_blocking` task, e.g. a filesystem read, is running), so a wrongly started
+/// read-ahead has finished and shows in the counter however slow the machine is.
+#[tokio::test(start_paused = true)]
 async fn engine_open_ended_read_of_one_chunk_downloads_one_chunk() {
     let world = World::new();
     let ring = key_ring(world.dir.path(), "k1", 0);
@@ -188,7 +193,7 @@ async fn engine_open_ended_read_of_one_chunk_downloads_one_chunk() {
             let first: Bytes = stream.next().await.expect("an item").expect("bytes");
             assert_eq!(&first[..], &seg.log[20_500..21_000], "{what}");
             drop(stream);
-            // Give a wrongly started read-ahead time to show up in the counter.
+            // Let a wrongly started read-ahead run to its end (paused clock: see above).
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             let got = downloaded(&engine) - before;
             // One stored chunk: at most 1000 bytes + zstd frame overhead + 28 (AES-GCM).

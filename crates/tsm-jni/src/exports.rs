@@ -15,7 +15,7 @@ use jni::{Env, EnvUnowned, jni_str};
 use tsm_core::{IndexType, LogSegmentData};
 
 use crate::instance::{self, INSTANCES};
-use crate::ops::{self, OpError, OpOut};
+use crate::ops::{self, OpError, OpValue};
 use crate::{logging, panic, stream, wire};
 
 type JResult<T> = Result<T, jni::errors::Error>;
@@ -65,7 +65,7 @@ fn start_on<Fut>(
     ) -> Fut,
 ) -> jlong
 where
-    Fut: std::future::Future<Output = Result<OpOut, OpError>> + Send + 'static,
+    Fut: std::future::Future<Output = Result<OpValue, OpError>> + Send + 'static,
 {
     let Some(inst) = INSTANCES.get(inst as u64) else {
         return ops::ready(Err(OpError::closed())) as jlong;
@@ -150,8 +150,8 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_takeBytes<'l>(
     op: jlong,
 ) -> JByteArray<'l> {
     entry(&mut env, |env| match ops::take(op as u64) {
-        Ok(OpOut::Bytes(Some(b))) => env.byte_array_from_slice(&b),
-        Ok(OpOut::Bytes(None)) | Ok(OpOut::Unit) => Ok(JByteArray::default()),
+        Ok(OpValue::Bytes(Some(b))) => env.byte_array_from_slice(&b),
+        Ok(OpValue::Bytes(None)) | Ok(OpValue::Unit) => Ok(JByteArray::default()),
         Ok(_) => {
             env.throw_new(
                 jni_str!("java/lang/IllegalStateException"),
@@ -179,7 +179,7 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_takeStream<'l>(
     entry(&mut env, |env| {
         let rt = ops::op_runtime(op as u64);
         match (ops::take(op as u64), rt) {
-            (Ok(OpOut::Stream(s)), Some(rt)) => Ok(stream::open(rt, s) as jlong),
+            (Ok(OpValue::Stream(s)), Some(rt)) => Ok(stream::open(rt, s) as jlong),
             (Err(e), _) => {
                 env.throw_new(
                     jni_str!("java/lang/IllegalStateException"),
@@ -243,7 +243,7 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_copyStart<'l>(
         };
         Ok(start_on(inst, meta, move |engine, meta| async move {
             let out = engine.copy_log_segment_data_reporting(&meta, &data).await?;
-            Ok(OpOut::Bytes(Some(wire::encode_copy_outcome(&out))))
+            Ok(OpValue::Bytes(Some(wire::encode_copy_outcome(&out))))
         }))
     })
 }
@@ -269,7 +269,7 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_fetchStart<'l>(
         let end = (end >= 0).then_some(end as u64);
         Ok(start_on(inst, meta, move |engine, meta| async move {
             let s = engine.fetch_log_segment(&meta, start as u64, end).await?;
-            Ok(OpOut::Stream(s))
+            Ok(OpValue::Stream(s))
         }))
     })
 }
@@ -294,7 +294,7 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_fetchIndexStart<'l>(
         };
         Ok(start_on(inst, meta, move |engine, meta| async move {
             let b = engine.fetch_index(&meta, index).await?;
-            Ok(OpOut::Bytes(Some(b.to_vec())))
+            Ok(OpValue::Bytes(Some(b.to_vec())))
         }))
     })
 }
@@ -311,7 +311,7 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_deleteStart<'l>(
         let meta = bytes_arg(env, &meta)?;
         Ok(start_on(inst, meta, move |engine, meta| async move {
             engine.delete_log_segment_data(&meta).await?;
-            Ok(OpOut::Unit)
+            Ok(OpValue::Unit)
         }))
     })
 }
@@ -500,7 +500,7 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_testHook<'l>(
                         panic!("{msg}");
                     }
                     futures::future::pending::<()>().await;
-                    Ok(OpOut::Unit)
+                    Ok(OpValue::Unit)
                 }) as jlong)
             }
             _ => Ok(0),

@@ -12,9 +12,9 @@ use tsm_core::config::effective::{effective_settings, render_settings, secret_va
 use tsm_core::config::keys::STORAGE_BACKEND_CLASS;
 
 use crate::logging;
-use crate::ops::{self, OpError, OpOut};
+use crate::ops::{self, OpError, OpValue};
 use crate::registry::Registry;
-use crate::runtime::Rt;
+use crate::runtime::InstanceRuntime;
 
 /// Keys with this prefix belong to the JNI layer and are removed before the engine sees
 /// the configuration (declared in tsm-core's `JNI_KEYS`, with their docs).
@@ -26,7 +26,7 @@ pub use tsm_core::config::keys::JNI_WORKER_THREADS as WORKER_THREADS_KEY;
 /// One configured `TsmRemoteStorageManager`.
 pub struct Instance {
     /// The runtime every operation of this instance runs on.
-    pub rt: Arc<Rt>,
+    pub rt: Arc<InstanceRuntime>,
     /// The engine (dropped inside the runtime context, see `Drop`).
     engine: ManuallyDrop<Arc<RemoteStorageManager>>,
 }
@@ -78,7 +78,7 @@ pub fn configure_start(mut props: BTreeMap<String, String>) -> u64 {
         }
     };
     props.retain(|k, _| !k.starts_with(JNI_KEY_PREFIX));
-    let rt = match Rt::new(workers) {
+    let rt = match InstanceRuntime::new(workers) {
         Ok(rt) => Arc::new(rt),
         Err(e) => {
             return ops::ready(Err(OpError::error(format!(
@@ -91,7 +91,7 @@ pub fn configure_start(mut props: BTreeMap<String, String>) -> u64 {
         if let Some(line) = startup {
             tracing::info!("{line}");
         }
-        Ok(OpOut::Engine(engine))
+        Ok(OpValue::Engine(engine))
     })
 }
 
@@ -113,7 +113,7 @@ fn startup_line(props: &BTreeMap<String, String>, directives: &str) -> Option<St
 pub fn take_instance(op: u64) -> Result<u64, OpError> {
     let rt = ops::op_runtime(op);
     match ops::take(op)? {
-        OpOut::Engine(engine) => {
+        OpValue::Engine(engine) => {
             let rt = rt.ok_or_else(OpError::closed)?;
             Ok(INSTANCES.insert(Arc::new(Instance {
                 rt,
@@ -128,7 +128,7 @@ pub fn take_instance(op: u64) -> Result<u64, OpError> {
 /// most `tsm.close.timeout.ms` for clean-up in flight (deletes of cancelled copies,
 /// multipart aborts). Calls in flight finish or fail within their deadlines; the runtime
 /// stops when the last of them is done, after the same bounded wait for clean-up
-/// ([`Rt`]'s `Drop`).
+/// ([`InstanceRuntime`]'s `Drop`).
 pub fn close(id: u64) {
     if let Some(inst) = INSTANCES.remove(id) {
         let timeout = inst.engine().close_timeout();

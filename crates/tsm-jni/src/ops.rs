@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use tsm_core::{RemoteStorageManager, RsmError, SegmentStream};
 
 use crate::registry::Registry;
-use crate::runtime::Rt;
+use crate::runtime::InstanceRuntime;
 
 /// Status codes shared with `io.tsm.kafka.NativeBridge`.
 pub mod status {
@@ -34,7 +34,7 @@ pub mod status {
 }
 
 /// What a successful operation produced.
-pub enum OpOut {
+pub enum OpValue {
     /// `configure`: the engine (with the runtime it runs on).
     Engine(RemoteStorageManager),
     /// `copy` (custom metadata or none), `fetchIndex` (the index bytes).
@@ -106,7 +106,7 @@ pub fn cause_chain(e: &(dyn std::error::Error + 'static)) -> String {
     msg
 }
 
-type OpResult = Result<OpOut, OpError>;
+type OpResult = Result<OpValue, OpError>;
 
 enum State {
     Running(JoinHandle<OpResult>),
@@ -116,7 +116,7 @@ enum State {
 
 /// One operation.
 pub struct Op {
-    rt: Option<Arc<Rt>>,
+    rt: Option<Arc<InstanceRuntime>>,
     state: Mutex<State>,
 }
 
@@ -124,7 +124,7 @@ pub struct Op {
 pub static OPS: Registry<Op> = Registry::new();
 
 /// Spawns `fut` on `rt` (panics inside it become [`status::PANIC`]) and registers it.
-pub fn spawn<F>(rt: &Arc<Rt>, fut: F) -> u64
+pub fn spawn<F>(rt: &Arc<InstanceRuntime>, fut: F) -> u64
 where
     F: std::future::Future<Output = OpResult> + Send + 'static,
 {
@@ -145,7 +145,7 @@ where
 }
 
 /// The runtime `op` runs on, if it is known and has one.
-pub fn op_runtime(op: u64) -> Option<Arc<Rt>> {
+pub fn op_runtime(op: u64) -> Option<Arc<InstanceRuntime>> {
     OPS.get(op).and_then(|o| o.rt.clone())
 }
 
@@ -221,8 +221,8 @@ pub fn cancel(op: u64) {
 mod tests {
     use super::*;
 
-    fn rt() -> Arc<Rt> {
-        Arc::new(Rt::new(1).expect("runtime"))
+    fn rt() -> Arc<InstanceRuntime> {
+        Arc::new(InstanceRuntime::new(1).expect("runtime"))
     }
 
     fn wait(op: u64) -> i32 {
@@ -237,9 +237,9 @@ mod tests {
     #[test]
     fn finished_op_is_taken_once() {
         let rt = rt();
-        let op = spawn(&rt, async { Ok(OpOut::Bytes(Some(vec![1, 2]))) });
+        let op = spawn(&rt, async { Ok(OpValue::Bytes(Some(vec![1, 2]))) });
         assert_eq!(wait(op), status::OK);
-        assert!(matches!(take(op), Ok(OpOut::Bytes(Some(b))) if b == vec![1, 2]));
+        assert!(matches!(take(op), Ok(OpValue::Bytes(Some(b))) if b == vec![1, 2]));
         assert_eq!(await_op(op, 1), status::CLOSED);
         assert!(take(op).is_err());
     }
@@ -277,7 +277,7 @@ mod tests {
         let rt = rt();
         let op = spawn(&rt, async {
             futures::future::pending::<()>().await;
-            Ok(OpOut::Unit)
+            Ok(OpValue::Unit)
         });
         assert_eq!(await_op(op, 10), status::PENDING);
         cancel(op);

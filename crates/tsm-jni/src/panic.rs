@@ -219,7 +219,7 @@ mod raw {
 
     /// One line: build-id, load base, path and the frames inside this library as offsets
     /// (return address - 1, i.e. inside the call instruction) that addr2line resolves.
-    pub fn frames() -> String {
+    pub(super) fn frames() -> String {
         let Some(img) = image() else {
             return String::new();
         };

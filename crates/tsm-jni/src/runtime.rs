@@ -1,5 +1,5 @@
 //! One tokio multi-thread runtime per plugin instance, built at `configure`, shared by the
-//! instance, its operations and its open streams (each holds an `Arc<Rt>`); it shuts down
+//! instance, its operations and its open streams (each holds an `Arc<InstanceRuntime>`); it shuts down
 //! when the last of them is gone, so `close()` during in-flight calls never pulls the
 //! runtime from under them. Before it stops it waits, at most `tsm.close.timeout.ms`, for
 //! compensations still running (`tsm_core::backend::compensation`: the delete of a copy
@@ -10,13 +10,19 @@ use std::time::Duration;
 
 use tokio::runtime::{Handle, Runtime};
 
-/// The runtime of one plugin instance.
-pub struct Rt(Option<Runtime>, AtomicU64);
+/// The tokio runtime of one plugin instance, and how long its `Drop` waits for
+/// compensations.
+pub struct InstanceRuntime {
+    /// `Some` until `Drop` takes it.
+    runtime: Option<Runtime>,
+    /// Bound of `Drop`'s wait for compensations, in ms (`tsm.close.timeout.ms`).
+    drain_timeout_ms: AtomicU64,
+}
 
 /// Default bound of the wait for compensations when the runtime stops (ms).
 const DEFAULT_DRAIN_MS: u64 = 30_000;
 
-impl Rt {
+impl InstanceRuntime {
     /// Builds a multi-thread runtime with `worker_threads` workers (0 = tokio's default,
     /// one per core), I/O and timers on. Threads are named `tsm-rsm-<n>`.
     pub fn new(worker_threads: usize) -> std::io::Result<Self> {
@@ -27,20 +33,23 @@ impl Rt {
         if worker_threads > 0 {
             b.worker_threads(worker_threads);
         }
-        Ok(Self(Some(b.build()?), AtomicU64::new(DEFAULT_DRAIN_MS)))
+        Ok(Self {
+            runtime: Some(b.build()?),
+            drain_timeout_ms: AtomicU64::new(DEFAULT_DRAIN_MS),
+        })
     }
 
     /// How long `Drop` waits for compensations (`tsm.close.timeout.ms`).
     pub fn set_drain_timeout(&self, timeout: Duration) {
         let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-        self.1.store(ms, Ordering::Relaxed);
+        self.drain_timeout_ms.store(ms, Ordering::Relaxed);
     }
 
     /// The runtime handle.
     pub fn handle(&self) -> &Handle {
-        match &self.0 {
+        match &self.runtime {
             Some(rt) => rt.handle(),
-            // `0` is only `None` inside `drop`.
+            // `runtime` is only `None` inside `drop`.
             None => unreachable!("runtime used after drop"),
         }
     }
@@ -71,13 +80,13 @@ impl Rt {
     }
 }
 
-impl Drop for Rt {
+impl Drop for InstanceRuntime {
     fn drop(&mut self) {
-        if let Some(rt) = self.0.take() {
+        if let Some(rt) = self.runtime.take() {
             // Clean-up spawned by cancelled calls finishes first (bounded); a drop on a
             // runtime thread cannot block, and skips the wait.
             if Handle::try_current().is_err() && tsm_core::backend::compensation::pending() > 0 {
-                let limit = Duration::from_millis(self.1.load(Ordering::Relaxed));
+                let limit = Duration::from_millis(self.drain_timeout_ms.load(Ordering::Relaxed));
                 rt.block_on(tsm_core::backend::compensation::wait_idle(limit));
             }
             // Never blocks, and is allowed from any thread.

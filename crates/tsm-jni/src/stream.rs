@@ -12,7 +12,7 @@ use tsm_core::SegmentStream;
 
 use crate::ops::{OpError, status};
 use crate::registry::Registry;
-use crate::runtime::Rt;
+use crate::runtime::InstanceRuntime;
 
 /// `read` result: the wait slice ended before any byte arrived (Java waits again).
 pub const READ_PENDING: i32 = 0;
@@ -23,7 +23,9 @@ pub const READ_ERROR: i32 = -2;
 /// `read` result: the stream was closed (or the handle is unknown).
 pub const READ_CLOSED: i32 = -3;
 
-struct Inner {
+/// What an [`OpenStream`] guards with its mutex: the engine's stream (`None` once
+/// closed), the bytes of its current item not yet read by Java, and why it failed.
+struct OpenStreamState {
     stream: Option<SegmentStream>,
     current: Bytes,
     /// Why the stream failed: one of `ops::status` (so Java maps a transient failure onto
@@ -33,8 +35,8 @@ struct Inner {
 
 /// One open stream.
 pub struct OpenStream {
-    rt: Arc<Rt>,
-    inner: Mutex<Inner>,
+    rt: Arc<InstanceRuntime>,
+    inner: Mutex<OpenStreamState>,
 }
 
 impl Drop for OpenStream {
@@ -50,10 +52,10 @@ impl Drop for OpenStream {
 pub static STREAMS: Registry<OpenStream> = Registry::new();
 
 /// Registers `stream`; returns its handle.
-pub fn open(rt: Arc<Rt>, stream: SegmentStream) -> u64 {
+pub fn open(rt: Arc<InstanceRuntime>, stream: SegmentStream) -> u64 {
     STREAMS.insert(Arc::new(OpenStream {
         rt,
-        inner: Mutex::new(Inner {
+        inner: Mutex::new(OpenStreamState {
             stream: Some(stream),
             current: Bytes::new(),
             error: None,

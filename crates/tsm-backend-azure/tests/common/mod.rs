@@ -17,11 +17,11 @@ use tsm_core::config::StorageConfig;
 use tsm_core::contract;
 
 /// Block size used by the tests: the minimum, 100 KiB.
-pub const BLOCK: usize = 100 * 1024;
+pub(crate) const BLOCK: usize = 100 * 1024;
 
 /// The server settings (`azure.*` keys), or `None` when `TSM_SKIP_AZURE=1`. Panics when the
 /// endpoint is unset.
-pub fn server() -> Option<BTreeMap<String, String>> {
+pub(crate) fn server() -> Option<BTreeMap<String, String>> {
     if std::env::var("TSM_SKIP_AZURE").as_deref() == Ok("1") {
         eprintln!("TSM_SKIP_AZURE=1: skipping the Azurite test");
         return None;
@@ -52,7 +52,7 @@ pub fn server() -> Option<BTreeMap<String, String>> {
 }
 
 /// A fresh container name for one test (3-63 lowercase letters, digits, single dashes).
-pub fn container_name(test: &str) -> String {
+pub(crate) fn container_name(test: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -70,12 +70,12 @@ pub fn container_name(test: &str) -> String {
 }
 
 /// Builds a backend from `settings` (panics on a config error).
-pub fn build(settings: BTreeMap<String, String>) -> AzureBackend {
+pub(crate) fn build(settings: BTreeMap<String, String>) -> AzureBackend {
     AzureBackend::from_storage_config(&StorageConfig::new(settings)).expect("build backend")
 }
 
 /// A backend over a new container, with `extra` settings on top of the server ones.
-pub async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<AzureBackend> {
+pub(crate) async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<AzureBackend> {
     let mut settings = server()?;
     settings.insert("azure.container.name".into(), container_name(test));
     for (k, v) in extra {
@@ -90,21 +90,21 @@ pub async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<AzureBackend>
 }
 
 /// `n` bytes of a recognisable pattern (test stream `seed` of `tsm_core::contract`).
-pub fn data(n: usize, seed: u8) -> Vec<u8> {
+pub(crate) fn data(n: usize, seed: u8) -> Vec<u8> {
     contract::pattern_vec(u64::from(seed), n)
 }
 
 /// `bytes` as a body stream of items of `item` bytes (odd sizes cross part boundaries).
-pub fn body(bytes: &[u8], item: usize) -> ByteStream {
+pub(crate) fn body(bytes: &[u8], item: usize) -> ByteStream {
     contract::chunked_body(bytes, item)
 }
 
 /// Reads a fetched stream into memory (tests only).
-pub async fn read_all(s: ByteStream) -> Vec<u8> {
+pub(crate) async fn read_all(s: ByteStream) -> Vec<u8> {
     contract::read_to_vec(s).await
 }
 
 /// Fetches the whole blob.
-pub async fn get(b: &AzureBackend, key: &ObjectKey) -> Vec<u8> {
+pub(crate) async fn get(b: &AzureBackend, key: &ObjectKey) -> Vec<u8> {
     read_all(b.fetch(key, None).await.expect("fetch")).await
 }

@@ -15,10 +15,10 @@ use tsm_core::config::StorageConfig;
 use tsm_core::contract;
 
 /// Part size used by the tests: the S3 minimum, 5 MiB.
-pub const PART: usize = 5 * 1024 * 1024;
+pub(crate) const PART: usize = 5 * 1024 * 1024;
 
 /// The server settings, or `None` when `TSM_SKIP_S3=1`. Panics when the endpoint is unset.
-pub fn server() -> Option<BTreeMap<String, String>> {
+pub(crate) fn server() -> Option<BTreeMap<String, String>> {
     if std::env::var("TSM_SKIP_S3").as_deref() == Ok("1") {
         eprintln!("TSM_SKIP_S3=1: skipping the MinIO test");
         return None;
@@ -49,7 +49,7 @@ pub fn server() -> Option<BTreeMap<String, String>> {
 }
 
 /// A fresh bucket name for one test.
-pub fn bucket_name(test: &str) -> String {
+pub(crate) fn bucket_name(test: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -67,7 +67,7 @@ pub fn bucket_name(test: &str) -> String {
 }
 
 /// Creates `bucket` on the server (with the test credentials).
-pub async fn create_bucket(settings: &BTreeMap<String, String>, bucket: &str) {
+pub(crate) async fn create_bucket(settings: &BTreeMap<String, String>, bucket: &str) {
     let mut s = settings.clone();
     s.insert("s3.bucket.name".into(), bucket.into());
     let b = S3Backend::from_storage_config(&StorageConfig::new(s))
@@ -82,7 +82,7 @@ pub async fn create_bucket(settings: &BTreeMap<String, String>, bucket: &str) {
 }
 
 /// A backend over a new bucket, with `extra` settings on top of the server ones.
-pub async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<S3Backend> {
+pub(crate) async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<S3Backend> {
     let mut settings = server()?;
     let bucket = bucket_name(test);
     create_bucket(&settings, &bucket).await;
@@ -98,27 +98,27 @@ pub async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<S3Backend> {
 }
 
 /// `n` bytes of a recognisable pattern (test stream `seed` of `tsm_core::contract`).
-pub fn data(n: usize, seed: u8) -> Vec<u8> {
+pub(crate) fn data(n: usize, seed: u8) -> Vec<u8> {
     contract::pattern_vec(u64::from(seed), n)
 }
 
 /// `bytes` as a body stream of items of `item` bytes (odd sizes cross part boundaries).
-pub fn body(bytes: &[u8], item: usize) -> ByteStream {
+pub(crate) fn body(bytes: &[u8], item: usize) -> ByteStream {
     contract::chunked_body(bytes, item)
 }
 
 /// Reads a fetched stream into memory (tests only).
-pub async fn read_all(s: ByteStream) -> Vec<u8> {
+pub(crate) async fn read_all(s: ByteStream) -> Vec<u8> {
     contract::read_to_vec(s).await
 }
 
 /// Fetches the whole object.
-pub async fn get(b: &S3Backend, key: &ObjectKey) -> Vec<u8> {
+pub(crate) async fn get(b: &S3Backend, key: &ObjectKey) -> Vec<u8> {
     read_all(b.fetch(key, None).await.expect("fetch")).await
 }
 
 /// The ETag of `key` (multipart ETags end in `-<parts>`).
-pub async fn etag(b: &S3Backend, key: &ObjectKey) -> String {
+pub(crate) async fn etag(b: &S3Backend, key: &ObjectKey) -> String {
     b.sdk_client()
         .head_object()
         .bucket(b.bucket())
@@ -132,7 +132,7 @@ pub async fn etag(b: &S3Backend, key: &ObjectKey) -> String {
 }
 
 /// Upload ids of the multipart uploads in progress in the bucket.
-pub async fn pending_uploads(b: &S3Backend) -> Vec<String> {
+pub(crate) async fn pending_uploads(b: &S3Backend) -> Vec<String> {
     b.sdk_client()
         .list_multipart_uploads()
         .bucket(b.bucket())

@@ -26,7 +26,7 @@ use tsm_backends::KINDS;
 
 /// How the file named its keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Style {
+pub(crate) enum Style {
     /// `rsm.config.<key>`, as in a broker's server.properties.
     Prefixed,
     /// `<key>`, as the plugin receives them.
@@ -34,7 +34,7 @@ pub enum Style {
 }
 
 /// A checked file: its keys as the plugin sees them and what is wrong with them.
-pub struct Report {
+pub(crate) struct Report {
     /// How the keys were written.
     pub style: Style,
     /// The plugin's keys (prefix stripped).
@@ -49,7 +49,7 @@ pub struct Report {
 }
 
 /// Reads and checks `path`. Errors (exit 2) only for a file that cannot be read or parsed.
-pub fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> {
+pub(crate) fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> {
     let f = std::fs::File::open(path).map_err(|e| {
         CliError::Usage(format!(
             "cannot read properties file {}: {e}",
@@ -129,7 +129,7 @@ pub fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> {
 
 /// Prints the report of `path` (text or `--json`); a file with problems is a
 /// configuration error (exit 2).
-pub fn run(out: Output, path: &Path, key_files: KeyFiles) -> CliResult {
+pub(crate) fn run(out: Output, path: &Path, key_files: KeyFiles) -> CliResult {
     let r = check_file(path, key_files)?;
     let style = match r.style {
         Style::Prefixed => "prefixed",

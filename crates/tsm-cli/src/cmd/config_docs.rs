@@ -7,12 +7,12 @@ use crate::output::Output;
 use tsm_backends::KINDS;
 
 /// The Markdown this build documents.
-pub fn markdown() -> String {
+pub(crate) fn markdown() -> String {
     tsm_core::config::render_configuration_markdown(KINDS)
 }
 
 /// Prints [`markdown`] (with `--json`: `{"markdown": ...}`).
-pub fn run(out: Output) -> CliResult {
+pub(crate) fn run(out: Output) -> CliResult {
     if out.json {
         return out.json(&serde_json::json!({ "markdown": markdown() }));
     }

@@ -65,7 +65,7 @@ fn walk(path: &Path) -> CliResult<BatchSummary> {
     })
 }
 
-pub async fn run(ctx: &Context, args: &CopyArgs) -> CliResult {
+pub(crate) async fn run(ctx: &Context, args: &CopyArgs) -> CliResult {
     let log = &args.log;
     let stem = log
         .file_name()

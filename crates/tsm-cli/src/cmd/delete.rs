@@ -8,7 +8,7 @@ use crate::context::Context;
 use crate::error::CliResult;
 use crate::segment::resolve;
 
-pub async fn run(ctx: &Context, arg: &str, dry_run: bool) -> CliResult {
+pub(crate) async fn run(ctx: &Context, arg: &str, dry_run: bool) -> CliResult {
     let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg).await?;
     let keys: Vec<String> = seg.keys.all().iter().map(|k| k.to_string()).collect();
     if !dry_run {

@@ -22,7 +22,7 @@ use crate::manifest_io;
 use crate::segment::resolve;
 
 /// Parses `START-END` (inclusive) or `START-`.
-pub fn parse_range(s: &str) -> CliResult<(u64, Option<u64>)> {
+pub(crate) fn parse_range(s: &str) -> CliResult<(u64, Option<u64>)> {
     let bad = || {
         CliError::Usage(format!(
             "--range {s:?}: expected START-END or START- (bytes)"
@@ -42,7 +42,7 @@ pub fn parse_range(s: &str) -> CliResult<(u64, Option<u64>)> {
 
 /// Parses an index name: `offset`, `timestamp`, `producer-snapshot`, `leader-epoch`,
 /// `transaction`, or the Java constant names.
-pub fn parse_index(s: &str) -> CliResult<IndexType> {
+pub(crate) fn parse_index(s: &str) -> CliResult<IndexType> {
     let java = s.trim().to_ascii_uppercase().replace('-', "_");
     let java = match java.as_str() {
         "TIME" | "TIMEINDEX" => "TIMESTAMP",
@@ -58,7 +58,7 @@ pub fn parse_index(s: &str) -> CliResult<IndexType> {
     })
 }
 
-pub async fn run(
+pub(crate) async fn run(
     ctx: &Context,
     arg: &str,
     range: Option<&str>,

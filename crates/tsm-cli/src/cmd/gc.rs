@@ -33,7 +33,7 @@ const SEGMENTS_PER_BATCH: usize = 500;
 
 /// `tsm gc` options.
 #[derive(Clone, Copy, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// `--older-than` (required).
     pub older_than: Option<Duration>,
     /// `--dry-run`
@@ -80,7 +80,7 @@ struct Item {
     action: Action,
 }
 
-pub async fn run(ctx: &Context, filter: &Filter, opts: &Options) -> CliResult {
+pub(crate) async fn run(ctx: &Context, filter: &Filter, opts: &Options) -> CliResult {
     let older_than = opts.older_than.ok_or_else(|| {
         CliError::Usage(
             "gc needs --older-than DURATION (for example --older-than 1h; 90s, 30m, 2h, 1d): \

@@ -14,7 +14,7 @@ use crate::manifest_io;
 use crate::output::human_bytes;
 use crate::segment::resolve;
 
-pub async fn run(ctx: &Context, arg: &str) -> CliResult {
+pub(crate) async fn run(ctx: &Context, arg: &str) -> CliResult {
     let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg).await?;
     let key = &seg.keys.manifest;
     let bytes = manifest_io::read_bytes(ctx.backend(), key).await?;

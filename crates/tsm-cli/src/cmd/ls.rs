@@ -25,7 +25,7 @@ struct Row {
     manifest: Result<(u64, bool, Option<String>, Option<i64>), String>,
 }
 
-pub async fn run(ctx: &Context, filter: &Filter) -> CliResult {
+pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
     let segments = list_segments(ctx.backend(), &ctx.prefix, ctx.mask, filter).await?;
     let pb = ctx
         .out
@@ -118,7 +118,7 @@ pub async fn run(ctx: &Context, filter: &Filter) -> CliResult {
 /// `tsm ls --orphans`: the `.log` / `.indexes` objects without their `.rsm-manifest`
 /// whose segment is at least `older_than` old (or of unknown age), as
 /// [`orphans::select`] decides for `tsm gc` too. One line per object, a summary; exit 0.
-pub async fn run_orphans(ctx: &Context, filter: &Filter, older_than: Duration) -> CliResult {
+pub(crate) async fn run_orphans(ctx: &Context, filter: &Filter, older_than: Duration) -> CliResult {
     let listed = list_objects(ctx.backend(), &ctx.prefix, ctx.mask, filter).await?;
     let found = orphans::select(listed, older_than);
     let objects: Vec<(&Orphan, &OrphanObject)> = found

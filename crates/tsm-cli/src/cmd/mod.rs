@@ -2,16 +2,16 @@
 //! for `config docs` and `config check`), prints its report through [`crate::output::Output`] and returns
 //! `Ok` or a [`CliError`] carrying the exit code.
 
-pub mod config_check;
-pub mod config_docs;
-pub mod copy;
-pub mod delete;
-pub mod fetch;
-pub mod gc;
-pub mod inspect;
-pub mod ls;
-pub mod rekey;
-pub mod verify;
+pub(crate) mod config_check;
+pub(crate) mod config_docs;
+pub(crate) mod copy;
+pub(crate) mod delete;
+pub(crate) mod fetch;
+pub(crate) mod gc;
+pub(crate) mod inspect;
+pub(crate) mod ls;
+pub(crate) mod rekey;
+pub(crate) mod verify;
 
 use crate::cli::{Cli, Command, ConfigCommand};
 use crate::context::{Context, RootPolicy};
@@ -22,7 +22,7 @@ use crate::segment::Filter;
 use tsm_core::config::KeyFiles;
 
 /// Runs the command of `cli`.
-pub async fn dispatch(cli: Cli) -> CliResult {
+pub(crate) async fn dispatch(cli: Cli) -> CliResult {
     let out = Output {
         json: cli.global.json,
         quiet: cli.global.quiet,

@@ -29,7 +29,7 @@ enum Outcome {
     Failed { error: String },
 }
 
-pub async fn run(
+pub(crate) async fn run(
     ctx: &Context,
     to: &str,
     filter: &Filter,

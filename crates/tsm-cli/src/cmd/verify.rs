@@ -31,7 +31,7 @@ const TXN_ENTRY: u64 = 34;
 
 /// The outcome for one segment.
 #[derive(Debug, Default)]
-pub struct SegmentReport {
+pub(crate) struct SegmentReport {
     /// What is wrong, each naming the object, chunk, byte or index.
     pub problems: Vec<String>,
     /// Record batches walked.
@@ -43,7 +43,7 @@ pub struct SegmentReport {
 }
 
 /// Checks one segment (see the module docs).
-pub async fn verify_segment(ctx: &Context, seg: &SegmentRef) -> SegmentReport {
+pub(crate) async fn verify_segment(ctx: &Context, seg: &SegmentRef) -> SegmentReport {
     let mut r = SegmentReport::default();
     let keys = &seg.keys;
     if seg.sizes.log.is_none() {
@@ -192,7 +192,7 @@ async fn check_log(
     }
 }
 
-pub async fn run(ctx: &Context, filter: &Filter) -> CliResult {
+pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
     let segments = list_segments(ctx.backend(), &ctx.prefix, ctx.mask, filter).await?;
     let pb = ctx.out.progress(segments.len() as u64, "verifying", false);
     let mut bad = 0usize;

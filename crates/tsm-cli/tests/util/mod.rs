@@ -15,7 +15,7 @@ use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
 use tsm_core::{KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata, RemoteStorageManager};
 
 /// PEM texts of one generated 2048-bit RSA key pair.
-pub struct PemPair {
+pub(crate) struct PemPair {
     pub public: String,
     pub private: String,
 }
@@ -35,13 +35,13 @@ fn generate_pair() -> PemPair {
 }
 
 /// Key pair `n` (0 or 1), generated once per test binary (slow in debug builds).
-pub fn pem_pair(n: usize) -> &'static PemPair {
+pub(crate) fn pem_pair(n: usize) -> &'static PemPair {
     static PAIRS: [OnceLock<PemPair>; 2] = [OnceLock::new(), OnceLock::new()];
     PAIRS[n].get_or_init(generate_pair)
 }
 
 /// Kafka v2 record batches with valid CRC32C: `count` batches of 1-5 records from `base`.
-pub fn batches(count: usize, base: i64, payload_len: usize) -> Vec<u8> {
+pub(crate) fn batches(count: usize, base: i64, payload_len: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let mut offset = base;
     for b in 0..count {
@@ -70,14 +70,14 @@ pub fn batches(count: usize, base: i64, payload_len: usize) -> Vec<u8> {
 }
 
 /// A temp dir with `bucket/`, `keys/`, `segments/` and `tsm.properties`.
-pub struct World {
+pub(crate) struct World {
     pub dir: tempfile::TempDir,
     /// Plugin properties (without `rsm.config.`), as written to the properties file.
     pub props: BTreeMap<String, String>,
 }
 
 /// One segment written by the engine, with its original files.
-pub struct Written {
+pub(crate) struct Written {
     pub meta: RemoteLogSegmentMetadata,
     pub log: Vec<u8>,
     pub offset_index: Vec<u8>,
@@ -90,7 +90,7 @@ pub struct Written {
 impl World {
     /// Filesystem backend, `chunk.size` 1000, zstd on, encryption with key pairs k1
     /// (active) and k2 on the ring when `encrypted`.
-    pub fn new(encrypted: bool) -> Self {
+    pub(crate) fn new(encrypted: bool) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         for d in ["bucket", "keys", "segments"] {
             std::fs::create_dir_all(dir.path().join(d)).expect("mkdir");
@@ -127,7 +127,7 @@ impl World {
         w
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
@@ -141,7 +141,7 @@ impl World {
     }
 
     /// Writes `tsm.properties` as a broker's server.properties would hold them.
-    pub fn write_properties(&self) {
+    pub(crate) fn write_properties(&self) {
         let mut text = String::from("broker.id=0\nlog.dirs=/var/kafka\n");
         for (k, v) in &self.props {
             text.push_str(&format!("rsm.config.{k}={v}\n"));
@@ -150,12 +150,12 @@ impl World {
     }
 
     /// The file path of object `key` (relative to the backend root).
-    pub fn object(&self, key: &str) -> PathBuf {
+    pub(crate) fn object(&self, key: &str) -> PathBuf {
         self.path("bucket").join(key)
     }
 
     /// Writes one segment through the engine (as the broker plugin does).
-    pub fn write_segment(
+    pub(crate) fn write_segment(
         &self,
         topic: &str,
         partition: i32,
@@ -167,7 +167,7 @@ impl World {
     }
 
     /// Writes one segment through the engine over backend `kind`.
-    pub fn write_segment_with(
+    pub(crate) fn write_segment_with(
         &self,
         kind: &'static tsm_core::BackendKind,
         topic: &str,
@@ -246,7 +246,7 @@ impl World {
     }
 
     /// Runs `tsm --config <tsm.properties> <args>`.
-    pub fn tsm(&self, args: &[&str]) -> Run {
+    pub(crate) fn tsm(&self, args: &[&str]) -> Run {
         let cfg = self.path("tsm.properties");
         let mut all = vec!["--config", cfg.to_str().expect("utf-8 path"), "--quiet"];
         all.extend_from_slice(args);
@@ -255,7 +255,7 @@ impl World {
 }
 
 /// The outcome of one `tsm` run.
-pub struct Run {
+pub(crate) struct Run {
     pub code: i32,
     /// stdout bytes as written (binary for `fetch -o -`).
     pub raw: Vec<u8>,
@@ -265,7 +265,7 @@ pub struct Run {
 
 impl Run {
     /// Asserts exit code `code`, showing the output otherwise.
-    pub fn expect_code(self, code: i32) -> Self {
+    pub(crate) fn expect_code(self, code: i32) -> Self {
         assert_eq!(
             self.code, code,
             "exit code\n--- stdout\n{}\n--- stderr\n{}",
@@ -275,14 +275,14 @@ impl Run {
     }
 
     /// stdout as JSON.
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
 }
 
 /// Runs the `tsm` binary with `args`.
-pub fn tsm(args: &[&str]) -> Run {
+pub(crate) fn tsm(args: &[&str]) -> Run {
     let out: Output = Command::new(env!("CARGO_BIN_EXE_tsm"))
         .args(args)
         .env_remove("TSM_CONFIG")
@@ -297,7 +297,7 @@ pub fn tsm(args: &[&str]) -> Run {
 }
 
 /// Path of a file in the repository (from the crate dir).
-pub fn repo_file(rel: &str) -> PathBuf {
+pub(crate) fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(rel)

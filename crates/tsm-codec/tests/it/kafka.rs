@@ -5,18 +5,18 @@
 #![allow(dead_code)]
 
 /// Codec ids of the attributes bits 0-2.
-pub const NONE: i16 = 0;
-pub const GZIP: i16 = 1;
-pub const ZSTD: i16 = 4;
+pub(crate) const NONE: i16 = 0;
+pub(crate) const GZIP: i16 = 1;
+pub(crate) const ZSTD: i16 = 4;
 
 /// A tiny deterministic PRNG (xorshift64*), so data is reproducible from a seed.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -24,10 +24,10 @@ impl Rng {
         self.0 = x;
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n.max(1)
     }
-    pub fn fill(&mut self, buf: &mut [u8]) {
+    pub(crate) fn fill(&mut self, buf: &mut [u8]) {
         for chunk in buf.chunks_mut(8) {
             let v = self.next_u64().to_le_bytes();
             chunk.copy_from_slice(&v[..chunk.len()]);
@@ -36,7 +36,7 @@ impl Rng {
 }
 
 /// `len` incompressible bytes.
-pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+pub(crate) fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
     let mut v = vec![0u8; len];
     Rng::new(seed).fill(&mut v);
     v
@@ -56,7 +56,7 @@ fn put_varint(out: &mut Vec<u8>, v: i64) {
 }
 
 /// One JSON-like event, as a producer application would send it.
-pub fn json_record(rng: &mut Rng, id: u64) -> Vec<u8> {
+pub(crate) fn json_record(rng: &mut Rng, id: u64) -> Vec<u8> {
     const EVENTS: [&str; 5] = ["page_view", "click", "add_to_cart", "checkout", "search"];
     const COUNTRIES: [&str; 6] = ["DE", "US", "FR", "BR", "JP", "IN"];
     format!(
@@ -96,7 +96,7 @@ fn records(rng: &mut Rng, base_id: u64, count: u32) -> Vec<u8> {
 
 /// A v2 record batch at `base_offset` with `count` JSON records; with `codec` ZSTD the
 /// records section is zstd-compressed as a producer would.
-pub fn batch_v2(rng: &mut Rng, base_offset: i64, count: u32, codec: i16) -> Vec<u8> {
+pub(crate) fn batch_v2(rng: &mut Rng, base_offset: i64, count: u32, codec: i16) -> Vec<u8> {
     let recs = records(rng, base_offset as u64, count);
     let payload = match codec {
         NONE => recs,
@@ -121,7 +121,7 @@ pub fn batch_v2(rng: &mut Rng, base_offset: i64, count: u32, codec: i16) -> Vec<
 }
 
 /// A v2 batch of exactly `total` bytes (>= 61) with an opaque payload, for heuristic tests.
-pub fn opaque_batch_v2(total: usize, codec: i16) -> Vec<u8> {
+pub(crate) fn opaque_batch_v2(total: usize, codec: i16) -> Vec<u8> {
     let mut b = vec![0u8; total.max(61)];
     let length = (b.len() - 12) as i32;
     b[8..12].copy_from_slice(&length.to_be_bytes());
@@ -131,7 +131,7 @@ pub fn opaque_batch_v2(total: usize, codec: i16) -> Vec<u8> {
 }
 
 /// A legacy v0 (`magic` 0) or v1 (`magic` 1) message with `value`, codec in attributes.
-pub fn message_v0_v1(magic: u8, offset: i64, value: &[u8], codec: u8) -> Vec<u8> {
+pub(crate) fn message_v0_v1(magic: u8, offset: i64, value: &[u8], codec: u8) -> Vec<u8> {
     let mut body = Vec::new();
     body.extend_from_slice(&0u32.to_be_bytes()); // crc
     body.push(magic);
@@ -151,7 +151,7 @@ pub fn message_v0_v1(magic: u8, offset: i64, value: &[u8], codec: u8) -> Vec<u8>
 
 /// Realistic segment bytes: uncompressed v2 batches of 10-200 JSON records, cut to `len`
 /// bytes (the tail is a partial batch unless `len` lands on a boundary).
-pub fn kafka_segment(len: usize, seed: u64) -> Vec<u8> {
+pub(crate) fn kafka_segment(len: usize, seed: u64) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let mut out = Vec::with_capacity(len + 64 * 1024);
     let mut offset = 0i64;

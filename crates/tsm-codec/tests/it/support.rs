@@ -5,27 +5,27 @@ use tsm_codec::{ChunkIndex, ChunkIndexBuilder, CodecError, compression};
 use tsm_crypto::{Aad, ChunkCipher, DataKey, ENCRYPTION_OVERHEAD};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     None,
     Zstd,
     Aes,
     ZstdAes,
 }
 
-pub const MODES: [Mode; 4] = [Mode::None, Mode::Zstd, Mode::Aes, Mode::ZstdAes];
+pub(crate) const MODES: [Mode; 4] = [Mode::None, Mode::Zstd, Mode::Aes, Mode::ZstdAes];
 
 impl Mode {
-    pub fn compress(self) -> bool {
+    pub(crate) fn compress(self) -> bool {
         matches!(self, Mode::Zstd | Mode::ZstdAes)
     }
-    pub fn encrypt(self) -> bool {
+    pub(crate) fn encrypt(self) -> bool {
         matches!(self, Mode::Aes | Mode::ZstdAes)
     }
 }
 
 /// Per-segment transform state: mode, zstd level, and a fresh DEK + AAD.
 #[derive(Clone)]
-pub struct Transform {
+pub(crate) struct Transform {
     pub mode: Mode,
     pub level: i32,
     cipher: ChunkCipher,
@@ -34,7 +34,7 @@ pub struct Transform {
 /// Test error; its fields are read through `Debug` in assertion messages.
 #[derive(Debug)]
 #[allow(dead_code)]
-pub enum Error {
+pub(crate) enum Error {
     Codec(CodecError),
     Crypto(String),
 }
@@ -52,7 +52,7 @@ impl From<tsm_codec::PipelineError> for Error {
 }
 
 impl Transform {
-    pub fn new(mode: Mode) -> Self {
+    pub(crate) fn new(mode: Mode) -> Self {
         let key = DataKey::generate().expect("OS RNG");
         let aad = Aad::generate().expect("OS RNG");
         Transform {
@@ -63,7 +63,7 @@ impl Transform {
     }
 
     /// Write direction: compress (optional) then encrypt (optional).
-    pub fn forward(&self, chunk: &[u8]) -> Result<Vec<u8>, Error> {
+    pub(crate) fn forward(&self, chunk: &[u8]) -> Result<Vec<u8>, Error> {
         let mut data = if self.mode.compress() {
             compression::compress_chunk(chunk, self.level)?
         } else {
@@ -79,7 +79,7 @@ impl Transform {
     }
 
     /// Read direction: decrypt (optional) then decompress (optional) to `original_len`.
-    pub fn reverse(
+    pub(crate) fn reverse(
         &self,
         index: u64,
         stored: &[u8],
@@ -103,7 +103,7 @@ impl Transform {
     }
 
     /// The index type the format prescribes for this mode, from the builder.
-    pub fn build_index(&self, builder: ChunkIndexBuilder, chunk_size: u32) -> ChunkIndex {
+    pub(crate) fn build_index(&self, builder: ChunkIndexBuilder, chunk_size: u32) -> ChunkIndex {
         match self.mode {
             Mode::None => builder
                 .build_fixed(chunk_size)
@@ -118,7 +118,7 @@ impl Transform {
 
 /// Transforms `data` in chunks of `chunk_size`; returns the stored object and its index,
 /// after a trip through the manifest representation (fixed fields or transformedChunks).
-pub fn write(t: &Transform, data: &[u8], chunk_size: u32) -> (Vec<u8>, ChunkIndex) {
+pub(crate) fn write(t: &Transform, data: &[u8], chunk_size: u32) -> (Vec<u8>, ChunkIndex) {
     let mut builder = ChunkIndexBuilder::new(chunk_size).expect("chunk size >= 1");
     let mut stored = Vec::new();
     for chunk in data.chunks(chunk_size as usize) {
@@ -133,7 +133,7 @@ pub fn write(t: &Transform, data: &[u8], chunk_size: u32) -> (Vec<u8>, ChunkInde
 }
 
 /// Rebuilds `index` from what a manifest stores, and checks it is the same.
-pub fn manifest_trip(index: &ChunkIndex) -> ChunkIndex {
+pub(crate) fn manifest_trip(index: &ChunkIndex) -> ChunkIndex {
     let again = match index.fixed_sizes() {
         Some(f) => ChunkIndex::fixed(
             index.original_chunk_size(),
@@ -159,7 +159,7 @@ pub fn manifest_trip(index: &ChunkIndex) -> ChunkIndex {
 
 /// Reads original bytes `start..=end` back from the stored object, as the engine does:
 /// one contiguous stored range for the covering chunks, then chunk by chunk.
-pub fn read_range(
+pub(crate) fn read_range(
     t: &Transform,
     stored: &[u8],
     index: &ChunkIndex,

@@ -95,6 +95,7 @@ impl SharedError for RsmError {
                 key,
             },
             RsmError::Closed => RsmError::Closed,
+            RsmError::Internal(s) => RsmError::Internal(s.clone()),
         })
     }
 }

@@ -13,6 +13,7 @@ mod docs;
 pub mod effective;
 pub mod keys;
 mod rsm;
+mod secret;
 mod storage;
 
 pub use check::{ConfigProblem, KeyFiles, check};
@@ -23,4 +24,5 @@ pub use rsm::{
     KeyPairConfig, LifecycleConfig, LogConfig, ManifestCacheConfig, RsmConfig, UnknownKey,
     closest_key,
 };
+pub use secret::Secret;
 pub use storage::{BackendKind, BuildFuture, ConfigError, ConfigKeyDoc, StorageConfig};

@@ -22,7 +22,7 @@ use tsm_codec::ChunkIndex;
 
 use super::fetch::{Group, Restore, fetch_group, restore};
 use super::lifecycle::deadline::bounded;
-use super::{Inner, SegmentStream};
+use super::{EngineShared, SegmentStream};
 use crate::RsmError;
 use crate::backend::{ByteRange, ObjectKey};
 use crate::cache::{ChunkCache, ChunkKey};
@@ -33,7 +33,7 @@ use crate::transform::SegmentTransform;
 /// gave an end (read-ahead within the range is wanted).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cached_stream(
-    inner: Arc<Inner>,
+    inner: Arc<EngineShared>,
     cache: ChunkCache,
     key: ObjectKey,
     index: Arc<ChunkIndex>,
@@ -94,7 +94,7 @@ pub(super) fn cached_stream(
 /// and caches the others.
 #[allow(clippy::too_many_arguments)]
 async fn load(
-    inner: Arc<Inner>,
+    inner: Arc<EngineShared>,
     cache: ChunkCache,
     key: ObjectKey,
     index: Arc<ChunkIndex>,
@@ -144,7 +144,7 @@ async fn load(
 /// Chunk `n`, then following chunks not yet cached, while the stored bytes stay within
 /// the rest of the requested range (up to `max_get_bytes`) plus `prefetch.max.size`.
 fn plan(
-    inner: &Inner,
+    inner: &EngineShared,
     cache: &ChunkCache,
     index: &ChunkIndex,
     object: &Arc<str>,

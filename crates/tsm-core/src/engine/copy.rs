@@ -24,7 +24,7 @@ use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ChunkIndexBuilder, chunking, ordered_transform};
 
 use super::lifecycle::{CopyGuard, budget};
-use super::{CopyOutcome, Inner, ObjectType, segment_name};
+use super::{CopyOutcome, EngineShared, ObjectType, segment_name};
 use crate::backend::{BackendError, ObjectKey};
 use crate::config::keys as config_keys;
 use crate::custom_metadata::{CustomMetadata, encoded_len_upper_bound};
@@ -53,10 +53,7 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> RsmError + Clone + use<> 
 fn write_error(what: &str, e: TransformError) -> RsmError {
     match e {
         TransformError::Crypto(c) => RsmError::Crypto(format!("{what}: {c}")),
-        other => RsmError::Io {
-            path: what.to_string(),
-            source: std::io::Error::other(other.to_string()),
-        },
+        other => RsmError::Internal(format!("{what}: {other}")),
     }
 }
 
@@ -85,7 +82,7 @@ impl Failure {
 }
 
 pub(super) async fn copy(
-    inner: &Arc<Inner>,
+    inner: &Arc<EngineShared>,
     metadata: &RemoteLogSegmentMetadata,
     data: &LogSegmentData,
 ) -> Result<CopyOutcome, RsmError> {
@@ -214,7 +211,7 @@ fn too_big(metadata: &RemoteLogSegmentMetadata, len: usize, max: usize) -> RsmEr
 /// Refuses, before uploading anything, custom metadata that could exceed the limit: the
 /// remote size is bounded by twice the original bytes plus per-chunk overheads.
 fn check_custom_metadata_early(
-    inner: &Inner,
+    inner: &EngineShared,
     metadata: &RemoteLogSegmentMetadata,
     keys: &SegmentKeys,
     log_size: u64,
@@ -256,10 +253,7 @@ async fn heuristic(path: &Path, size: u64) -> Result<bool, RsmError> {
         std::fs::File::open(&p).map(|f| tsm_codec::analyze(std::io::BufReader::new(f), size))
     })
     .await
-    .map_err(|e| RsmError::Io {
-        path: path.display().to_string(),
-        source: std::io::Error::other(e.to_string()),
-    })?
+    .map_err(|e| RsmError::Internal(format!("compression heuristic on {}: {e}", path.display())))?
     .map_err(err)?;
     tracing::debug!(compress = decision.compress, reason = %decision.reason, "compression heuristic");
     Ok(decision.compress)
@@ -267,7 +261,7 @@ async fn heuristic(path: &Path, size: u64) -> Result<bool, RsmError> {
 
 /// Uploads the three objects; returns the bytes stored of each.
 async fn upload_all(
-    inner: &Arc<Inner>,
+    inner: &Arc<EngineShared>,
     metadata: &RemoteLogSegmentMetadata,
     data: &LogSegmentData,
     keys: &SegmentKeys,
@@ -348,7 +342,7 @@ fn chunk_index_json(
 
 /// Streams the segment file through the transform into the `.log` upload.
 async fn upload_log(
-    inner: &Arc<Inner>,
+    inner: &Arc<EngineShared>,
     key: &ObjectKey,
     path: &Path,
     file_size: u64,
@@ -390,11 +384,11 @@ async fn upload_log(
                 let pushed = r.and_then(|out| {
                     let orig = lock(&original_lens).pop_front().unwrap_or(0);
                     let stored_len = u32::try_from(out.len()).map_err(|_| {
-                        RsmError::InvalidArgument(format!("{key}: stored chunk over 4 GiB"))
+                        RsmError::Internal(format!("{key}: stored chunk over 4 GiB"))
                     })?;
                     lock(&builder)
                         .push(orig, stored_len)
-                        .map_err(|e| RsmError::InvalidArgument(format!("{key}: {e}")))?;
+                        .map_err(|e| RsmError::Internal(format!("{key}: {e}")))?;
                     Ok(out)
                 });
                 pushed.map_err(|e| failure.set(e, &key))
@@ -414,7 +408,8 @@ async fn upload_log(
 
     let builder = std::mem::replace(
         &mut *lock(&builder),
-        ChunkIndexBuilder::new(chunk_size).map_err(|e| RsmError::InvalidArgument(e.to_string()))?,
+        ChunkIndexBuilder::new(chunk_size)
+            .map_err(|e| RsmError::Internal(format!("{key}: {e}")))?,
     );
     if builder.original_file_size() != file_size {
         return Err(RsmError::Io {
@@ -433,7 +428,7 @@ async fn upload_log(
             .unwrap_or(0);
         builder.build_fixed(u32::try_from(full).unwrap_or(u32::MAX))
     }
-    .map_err(|e| RsmError::InvalidArgument(format!("{key}: {e}")))?;
+    .map_err(|e| RsmError::Internal(format!("{key}: {e}")))?;
     if index.transformed_file_size() != stored_bytes {
         return Err(RsmError::Corrupt {
             object: key.to_string(),
@@ -453,7 +448,7 @@ enum IndexSource {
 
 /// Reads, encrypts (when on) and uploads the indexes in storage order, one at a time.
 async fn upload_indexes(
-    inner: &Arc<Inner>,
+    inner: &Arc<EngineShared>,
     key: &ObjectKey,
     data: &LogSegmentData,
     transform: Arc<SegmentTransform>,
@@ -509,10 +504,7 @@ async fn upload_indexes(
                     let what = format!("{} index", kind.java_name());
                     let stored = tokio::task::spawn_blocking(move || transform.encode_index(plain))
                         .await
-                        .map_err(|e| RsmError::Io {
-                            path: what.clone(),
-                            source: std::io::Error::other(e.to_string()),
-                        })?
+                        .map_err(|e| RsmError::Internal(format!("{what}: {e}")))?
                         .map_err(|e| write_error(&what, e))?;
                     lock(&entries).push((kind, stored.len() as u64));
                     Ok::<_, RsmError>(stored)
@@ -540,7 +532,7 @@ async fn upload_indexes(
         Some(e)
     };
     let missing = |t: IndexType| {
-        RsmError::InvalidArgument(format!("{key}: {} index was not uploaded", t.java_name()))
+        RsmError::Internal(format!("{key}: {} index was not uploaded", t.java_name()))
     };
     let indexes = SegmentIndexes {
         offset: get(IndexType::Offset).ok_or_else(|| missing(IndexType::Offset))?,

@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use super::Inner;
+use super::EngineShared;
 use crate::{RemoteLogSegmentMetadata, RsmError};
 
 pub(super) async fn delete(
-    inner: &Arc<Inner>,
+    inner: &Arc<EngineShared>,
     metadata: &RemoteLogSegmentMetadata,
 ) -> Result<(), RsmError> {
     let keys = inner.read_keys(metadata)?;

@@ -29,7 +29,7 @@ use tsm_codec::{ChunkIndex, ordered_transform, ordered_transform_ramped};
 
 use super::lifecycle::budget;
 use super::lifecycle::deadline::bounded;
-use super::{Inner, SegmentStream, segment_name};
+use super::{EngineShared, SegmentStream, segment_name};
 use crate::backend::{BackendError, ByteRange, ByteStream, ObjectKey};
 use crate::config::keys as config_keys;
 use crate::keys::SegmentKeys;
@@ -39,11 +39,11 @@ use crate::{RemoteLogSegmentMetadata, RsmError};
 
 /// Largest number of chunks fetched by one GET (keeps tiny `chunk.size` values from making
 /// huge groups of per-chunk bookkeeping).
-pub const MAX_CHUNKS_PER_GET: u64 = 4096;
+pub(super) const MAX_CHUNKS_PER_GET: u64 = 4096;
 
 /// Largest manifest accepted (bytes): the chunk-size codec caps its decoded bytes at
 /// 10 MiB; base64 of the zstd frame of that is far below this.
-pub const MAX_MANIFEST_BYTES: usize = 32 * 1024 * 1024;
+pub(super) const MAX_MANIFEST_BYTES: usize = 32 * 1024 * 1024;
 
 /// A segment's manifest and the transform that restores its chunks.
 pub(crate) struct Segment {
@@ -53,7 +53,7 @@ pub(crate) struct Segment {
 
 /// The segment's manifest and cipher, through the manifest cache.
 pub(crate) async fn load_segment(
-    inner: &Inner,
+    inner: &EngineShared,
     keys: &SegmentKeys,
 ) -> Result<Arc<Segment>, RsmError> {
     let load = inner
@@ -71,7 +71,7 @@ pub(crate) async fn load_segment(
 }
 
 /// Reads and parses the manifest and unwraps the data key.
-async fn read_segment(inner: &Inner, keys: &SegmentKeys) -> Result<Segment, RsmError> {
+async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segment, RsmError> {
     let key = &keys.manifest;
     let body = inner.backend.fetch(key, None).await?;
     let bytes = collect(inner, key, body, MAX_MANIFEST_BYTES).await?;
@@ -104,7 +104,7 @@ async fn read_segment(inner: &Inner, keys: &SegmentKeys) -> Result<Segment, RsmE
 
 /// Collects a whole (small) object, refusing more than `max` bytes.
 pub(crate) async fn collect(
-    inner: &Inner,
+    inner: &EngineShared,
     key: &ObjectKey,
     mut body: ByteStream,
     max: usize,
@@ -125,7 +125,7 @@ pub(crate) async fn collect(
 }
 
 pub(super) async fn fetch(
-    inner: &Arc<Inner>,
+    inner: &Arc<EngineShared>,
     metadata: &RemoteLogSegmentMetadata,
     start: u64,
     end: Option<u64>,
@@ -211,7 +211,7 @@ pub(super) async fn fetch(
 
 /// The lazy stream of original bytes `start..=last` (see the module docs).
 pub(crate) fn chunk_stream(
-    inner: Arc<Inner>,
+    inner: Arc<EngineShared>,
     key: ObjectKey,
     index: Arc<ChunkIndex>,
     transform: Arc<SegmentTransform>,
@@ -219,7 +219,7 @@ pub(crate) fn chunk_stream(
     start: u64,
     last: u64,
 ) -> SegmentStream {
-    let groups = Groups {
+    let groups = RampedGroups {
         index: index.clone(),
         next: chunks.start,
         end: chunks.end,
@@ -339,7 +339,7 @@ pub(super) struct Group {
 /// next one may hold twice the stored bytes of the one before, up to `max_bytes`: a reader that stops
 /// early (the broker reads ~1 MiB and closes) has asked the store for one chunk, a reader
 /// that keeps going soon gets `max_bytes` GETs.
-struct Groups {
+struct RampedGroups {
     index: Arc<ChunkIndex>,
     next: u64,
     end: u64,
@@ -350,7 +350,7 @@ struct Groups {
     first_done: bool,
 }
 
-impl Iterator for Groups {
+impl Iterator for RampedGroups {
     type Item = Group;
 
     fn next(&mut self) -> Option<Group> {
@@ -394,7 +394,7 @@ impl Iterator for Groups {
 
 /// One ranged GET, cut into stored chunks as bytes arrive.
 pub(super) async fn fetch_group(
-    inner: Arc<Inner>,
+    inner: Arc<EngineShared>,
     key: ObjectKey,
     index: Arc<ChunkIndex>,
     group: Group,
@@ -406,7 +406,7 @@ pub(super) async fn fetch_group(
         }
         Err(e) => return Err(e.into()),
     };
-    let state = Split {
+    let state = GetBodyChunks {
         body,
         next: group.chunks.start,
         received: 0,
@@ -417,7 +417,7 @@ pub(super) async fn fetch_group(
         index,
         inner,
     };
-    Ok(stream::try_unfold(state, Split::next_chunk).boxed())
+    Ok(stream::try_unfold(state, GetBodyChunks::next_chunk).boxed())
 }
 
 fn truncated(key: &ObjectKey, group: &Group, at: u64, size: Option<u64>) -> RsmError {
@@ -434,7 +434,11 @@ fn truncated(key: &ObjectKey, group: &Group, at: u64, size: Option<u64>) -> RsmE
     }
 }
 
-struct Split {
+/// One ranged GET's body being cut into the stored chunks of its group: `pending` holds
+/// received bytes not yet handed out, `acc` a chunk split across body items; `next` is the
+/// chunk number handed out next, `received` the body bytes so far (for the truncation
+/// error).
+struct GetBodyChunks {
     body: ByteStream,
     next: u64,
     received: u64,
@@ -443,10 +447,10 @@ struct Split {
     group: Group,
     key: ObjectKey,
     index: Arc<ChunkIndex>,
-    inner: Arc<Inner>,
+    inner: Arc<EngineShared>,
 }
 
-impl Split {
+impl GetBodyChunks {
     async fn next_chunk(mut self) -> Result<Option<(Bytes, Self)>, RsmError> {
         if self.next >= self.group.chunks.end {
             return Ok(None);

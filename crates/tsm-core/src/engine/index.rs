@@ -11,13 +11,13 @@ use bytes::Bytes;
 
 use super::fetch::{collect, load_segment};
 use super::lifecycle::deadline::bounded;
-use super::{Inner, segment_name};
+use super::{EngineShared, segment_name};
 use crate::backend::{BackendError, ByteRange};
 use crate::config::keys as config_keys;
 use crate::{IndexType, RemoteLogSegmentMetadata, RsmError};
 
 pub(super) async fn fetch_index(
-    inner: &Arc<Inner>,
+    inner: &Arc<EngineShared>,
     metadata: &RemoteLogSegmentMetadata,
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
@@ -37,7 +37,7 @@ pub(super) async fn fetch_index(
 }
 
 async fn read_index(
-    inner: &Arc<Inner>,
+    inner: &Arc<EngineShared>,
     metadata: &RemoteLogSegmentMetadata,
     keys: &crate::keys::SegmentKeys,
     index: IndexType,
@@ -89,10 +89,7 @@ async fn read_index(
     let transform = segment.transform.clone();
     tokio::task::spawn_blocking(move || transform.decode_index(index, stored))
         .await
-        .map_err(|e| RsmError::Io {
-            path: format!("{key} {} index", index.java_name()),
-            source: std::io::Error::other(e.to_string()),
-        })?
+        .map_err(|e| RsmError::Internal(format!("{key} {} index: {e}", index.java_name())))?
         .map_err(|e| RsmError::Corrupt {
             object: key.to_string(),
             detail: format!("{} index ({range}): {e}", index.java_name()),

@@ -73,11 +73,11 @@ pub type SegmentStream = BoxStream<'static, Result<Bytes, RsmError>>;
 
 /// One configured plugin instance; safe to share between threads (`Arc`).
 pub struct RemoteStorageManager {
-    inner: Arc<Inner>,
+    inner: Arc<EngineShared>,
 }
 
 /// State shared by the calls and the streams they return.
-pub(crate) struct Inner {
+pub(crate) struct EngineShared {
     pub(crate) backend: Arc<dyn StorageBackend>,
     pub(crate) opts: EngineOptions,
     pub(crate) stats: Stats,
@@ -109,7 +109,7 @@ impl std::fmt::Debug for RemoteStorageManager {
     }
 }
 
-impl Inner {
+impl EngineShared {
     /// Drops cached manifest, indexes and (when the manifest is still cached, giving the
     /// chunk count) restored chunks of a segment (after delete or overwrite).
     pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
@@ -233,7 +233,7 @@ impl RemoteStorageManager {
             close_timeout: opts.close_timeout,
         };
         Self {
-            inner: Arc::new(Inner {
+            inner: Arc::new(EngineShared {
                 lifecycle,
                 backend,
                 opts,
@@ -499,12 +499,9 @@ impl ObjectType {
 }
 
 impl From<tsm_codec::PipelineError> for RsmError {
-    /// A chunk transform that panicked or was cancelled by runtime shutdown: reported as
-    /// an I/O failure of the "transform pipeline" (no stored data is blamed).
+    /// A chunk transform that panicked or was cancelled by runtime shutdown: an internal
+    /// failure of the "chunk transform pipeline" (no stored data is blamed).
     fn from(e: tsm_codec::PipelineError) -> Self {
-        RsmError::Io {
-            path: "chunk transform pipeline".to_string(),
-            source: std::io::Error::other(e.to_string()),
-        }
+        RsmError::Internal(format!("chunk transform pipeline: {e}"))
     }
 }

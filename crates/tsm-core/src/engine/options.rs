@@ -81,7 +81,7 @@ pub struct EngineOptions {
 }
 
 /// Default of the three `fetch.*.cache.get.timeout.ms` keys (the Java plugin's default).
-pub const DEFAULT_GET_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const DEFAULT_GET_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for EngineOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -20,13 +20,13 @@ use tsm_core::{
 use tsm_crypto::KeyRing;
 
 /// A deterministic pseudo-random byte generator (xorshift64*), so failures reproduce.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -34,10 +34,10 @@ impl Rng {
         self.0 = x;
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         if n == 0 { 0 } else { self.next_u64() % n }
     }
-    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Vec<u8> {
         let mut v = Vec::with_capacity(n + 8);
         while v.len() < n {
             v.extend_from_slice(&self.next_u64().to_le_bytes());
@@ -51,7 +51,7 @@ impl Rng {
 /// batches; `codec` is the attributes' compression codec (0 = none, 4 = zstd). The header
 /// layout is Kafka's `DefaultRecordBatch`; records are opaque text (the engine and the
 /// heuristic only walk headers).
-pub fn record_batches(count: usize, codec: i16, seed: u64) -> Vec<u8> {
+pub(crate) fn record_batches(count: usize, codec: i16, seed: u64) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     let mut offset = 0i64;
@@ -87,7 +87,7 @@ pub fn record_batches(count: usize, codec: i16, seed: u64) -> Vec<u8> {
 }
 
 /// PEM texts of one generated 2048-bit key pair.
-pub struct PemPair {
+pub(crate) struct PemPair {
     pub public: String,
     pub private: String,
 }
@@ -107,13 +107,13 @@ fn generate_pair() -> PemPair {
 }
 
 /// Key pair `n` (0 or 1), generated once per test binary (generation is slow in debug).
-pub fn pem_pair(n: usize) -> &'static PemPair {
+pub(crate) fn pem_pair(n: usize) -> &'static PemPair {
     static PAIRS: [OnceLock<PemPair>; 2] = [OnceLock::new(), OnceLock::new()];
     PAIRS[n].get_or_init(generate_pair)
 }
 
 /// Writes pair `n` as `<id>-public.pem` / `<id>-private.pem` into `dir`.
-pub fn write_pair(dir: &Path, id: &str, n: usize) -> (PathBuf, PathBuf) {
+pub(crate) fn write_pair(dir: &Path, id: &str, n: usize) -> (PathBuf, PathBuf) {
     let pair = pem_pair(n);
     let public = dir.join(format!("{id}-public.pem"));
     let private = dir.join(format!("{id}-private.pem"));
@@ -123,19 +123,19 @@ pub fn write_pair(dir: &Path, id: &str, n: usize) -> (PathBuf, PathBuf) {
 }
 
 /// A key ring holding pair `n` under `id` (active).
-pub fn key_ring(dir: &Path, id: &str, n: usize) -> Arc<KeyRing> {
+pub(crate) fn key_ring(dir: &Path, id: &str, n: usize) -> Arc<KeyRing> {
     let (public, private) = write_pair(dir, id, n);
     Arc::new(KeyRing::from_files([(id, public, private)], id).expect("key ring"))
 }
 
 /// A temp dir holding the backend root, the broker's segment files and key files.
-pub struct World {
+pub(crate) struct World {
     pub dir: tempfile::TempDir,
     pub backend: Arc<dyn StorageBackend>,
 }
 
 impl World {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let backend = FilesystemBackend::new(dir.path().join("bucket")).expect("fs backend");
         Self {
@@ -144,16 +144,16 @@ impl World {
         }
     }
 
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
-    pub fn engine(&self, opts: EngineOptions) -> RemoteStorageManager {
+    pub(crate) fn engine(&self, opts: EngineOptions) -> RemoteStorageManager {
         RemoteStorageManager::new(self.backend.clone(), opts)
     }
 
     /// Every object key currently stored.
-    pub async fn keys(&self) -> Vec<String> {
+    pub(crate) async fn keys(&self) -> Vec<String> {
         let mut v: Vec<String> = self
             .backend
             .list(&tsm_core::ObjectKey::plain(""))
@@ -167,7 +167,7 @@ impl World {
 }
 
 /// Options for a test engine.
-pub fn options(
+pub(crate) fn options(
     chunk_size: u32,
     compression: CompressionMode,
     key_ring: Option<Arc<KeyRing>>,
@@ -182,7 +182,7 @@ pub fn options(
 }
 
 /// The broker's files of one segment, and what fetchIndex must return.
-pub struct Segment {
+pub(crate) struct Segment {
     pub metadata: RemoteLogSegmentMetadata,
     pub data: LogSegmentData,
     pub log: Vec<u8>,
@@ -193,7 +193,7 @@ static NEXT_ID: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new
 
 /// Writes a segment with `log` bytes and random indexes into `dir` (a new segment id each
 /// call, as the broker does).
-pub fn segment(dir: &Path, log: Vec<u8>, with_txn: bool, seed: u64) -> Segment {
+pub(crate) fn segment(dir: &Path, log: Vec<u8>, with_txn: bool, seed: u64) -> Segment {
     let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut rng = Rng::new(seed ^ 0xabcdef);
     let sub = dir.join(format!("seg-{id}"));
@@ -254,7 +254,7 @@ pub fn segment(dir: &Path, log: Vec<u8>, with_txn: bool, seed: u64) -> Segment {
 }
 
 /// Reads a whole fetch stream.
-pub async fn read_all(
+pub(crate) async fn read_all(
     engine: &RemoteStorageManager,
     meta: &RemoteLogSegmentMetadata,
     start: u64,
@@ -266,7 +266,7 @@ pub async fn read_all(
 }
 
 /// Fetches `start..=end` and compares with the original bytes (end clamped).
-pub async fn check_range(
+pub(crate) async fn check_range(
     engine: &RemoteStorageManager,
     seg: &Segment,
     start: u64,
@@ -289,7 +289,7 @@ pub async fn check_range(
 }
 
 /// Every index byte-identical; a missing transaction index is not-found.
-pub async fn check_indexes(engine: &RemoteStorageManager, seg: &Segment, what: &str) {
+pub(crate) async fn check_indexes(engine: &RemoteStorageManager, seg: &Segment, what: &str) {
     for t in IndexType::ALL {
         let r = engine.fetch_index(&seg.metadata, t).await;
         match seg.indexes.get(t.java_name()) {

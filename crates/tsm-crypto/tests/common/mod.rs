@@ -10,7 +10,7 @@ use rsa::pkcs1::EncodeRsaPrivateKey;
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
 
 /// PEM texts of one generated key pair.
-pub struct PemPair {
+pub(crate) struct PemPair {
     /// X.509 SubjectPublicKeyInfo (`PUBLIC KEY`).
     pub public_spki: String,
     /// PKCS#8 (`PRIVATE KEY`).
@@ -38,13 +38,18 @@ fn generate(bits: usize) -> PemPair {
 }
 
 /// Generated 2048-bit key pairs, the same within one test binary (key generation is slow).
-pub fn pem_pair(n: usize) -> &'static PemPair {
+pub(crate) fn pem_pair(n: usize) -> &'static PemPair {
     static PAIRS: [OnceLock<PemPair>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     PAIRS[n].get_or_init(|| generate(2048))
 }
 
 /// Writes a key pair's PEM files into `dir` as `<name>-public.pem` / `<name>-private.pem`.
-pub fn write_pair(dir: &Path, name: &str, pair: &PemPair, pkcs1: bool) -> (PathBuf, PathBuf) {
+pub(crate) fn write_pair(
+    dir: &Path,
+    name: &str,
+    pair: &PemPair,
+    pkcs1: bool,
+) -> (PathBuf, PathBuf) {
     let public = dir.join(format!("{name}-public.pem"));
     let private = dir.join(format!("{name}-private.pem"));
     std::fs::write(&public, &pair.public_spki).expect("write public PEM");

@@ -10,11 +10,11 @@ use tracing_subscriber::layer::{Context, Layer};
 use tsm_jni::logging::{self, FIELD_SEP, RECORD_SEP};
 
 /// Every event as `(target, level, text before redaction)`.
-pub type Records = Arc<Mutex<Vec<(String, tracing::Level, String)>>>;
+pub(crate) type Records = Arc<Mutex<Vec<(String, tracing::Level, String)>>>;
 
 /// Keeps every event, formatted as the plugin's layer formats it, unredacted.
 #[derive(Clone, Default)]
-pub struct Capture(pub Records);
+pub(crate) struct Capture(pub Records);
 
 impl<S: tracing::Subscriber> Layer<S> for Capture {
     fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
@@ -31,7 +31,7 @@ impl<S: tracing::Subscriber> Layer<S> for Capture {
 
 /// Runs `work` while a thread drains the native queue (as Java's pump does); returns every
 /// record as `(level, target, text)`.
-pub fn collect_while(work: impl FnOnce()) -> Vec<(String, String, String)> {
+pub(crate) fn collect_while(work: impl FnOnce()) -> Vec<(String, String, String)> {
     let done = Arc::new(AtomicBool::new(false));
     let pump = {
         let done = done.clone();
