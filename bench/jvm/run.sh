@@ -35,7 +35,8 @@
 # reported, and rebuilt first when TSM_BENCH_REBUILD_JAR=1).
 # Before each measured call: a JIT warm-up (AES-GCM for aes modes, then a copy/fetch of a
 # 32 MiB prefix), a GC and a reset of the peak-RSS mark (see bench/jvm/README.md).
-# --quick: fewer fetch samples and no warm-up (CI smoke: correctness, no timing assertions).
+# --quick: fewer fetch samples and no warm-up (CI smoke: correctness, no timing assertions);
+# the aiven subject's cases on DIR/compressible only (its cross-check covers both sets).
 #
 # Concurrent copies against the memory budget (OFF unless asked for; the CI smoke run never
 # does): --concurrent-copies (or TSM_BENCH_CONCURRENT_COPIES=1) adds, after the cases above,
@@ -185,14 +186,16 @@ if [ "$quick" = 1 ]; then
   warm=(--no-warmup) # CI smoke: correctness only, the JIT warm-up costs up to ~30 s per AES case
 fi
 failed=()
+declare -A wall=() # seconds of wall time per subject / cross-check (JVM starts included)
 run_case() { # op plugin set mode [extra args]
-  local op=$1 plugin=$2 set=$3 mode=$4 jvm
+  local op=$1 plugin=$2 set=$3 mode=$4 jvm t0=$SECONDS
   shift 4
   jvm_cmd "$(kafka_of "$plugin")"
   if ! "${jvm[@]}" "$op" --plugin "$plugin" --backend "$backend" --data "$set" --mode "$mode" \
       --out "$out" --work "$work" "${warm[@]}" "$@"; then
     failed+=("$op $plugin $(basename "$set") $mode")
   fi
+  wall[$plugin]=$((${wall[$plugin]:-0} + SECONDS - t0))
 }
 
 if [ "$concurrent" = only ]; then
@@ -204,6 +207,11 @@ log "JVM cases (-Xmx$xmx, one JVM per case; subjects ${subjects[*]}; Kafka $kafk
 for set in "${sets_for_matrix[@]}"; do
   for mode in plain zstd aes zstd+aes; do
     for plugin in "${subjects[@]}"; do
+      # --quick (CI smoke): the Java plugin's cases on the compressible set only (its cross-check
+      # with tsm still covers both sets), ~35 s less of JVM starts.
+      if [ "$quick" = 1 ] && [ "$plugin" = aiven ] && [ "$(basename "$set")" != compressible ]; then
+        continue
+      fi
       run_case copy "$plugin" "$set" "$mode"
       run_case fetch-1mib "$plugin" "$set" "$mode" --samples "$samples"
       run_case fetch-seq "$plugin" "$set" "$mode"
@@ -221,9 +229,11 @@ if [ "$concurrent" != only ]; then
     has tsm && has "$other" || continue
     log "cross-check: tsm <-> $other, every mode ($backend, Kafka $(kafka_of "$other") classes)"
     jvm_cmd "$(kafka_of "$other")"
+    t0=$SECONDS
     if ! "${jvm[@]}" crosscheck --pairs "tsm:$other" --backend "$backend" --work "$work" --data "${sets[@]}"; then
       failed+=("crosscheck tsm:$other")
     fi
+    wall[crosscheck tsm:$other]=$((SECONDS - t0))
   done
   jvm_cmd "$kafka"
 fi
@@ -246,6 +256,7 @@ if [ "$concurrent" != off ]; then
   fi
 fi
 
+for k in "${!wall[@]}"; do log "wall time: $k ${wall[$k]} s"; done
 if [ ${#failed[@]} -gt 0 ]; then
   printf '[bench-jvm] FAILED: %s\n' "${failed[@]}" >&2
   exit 1
