@@ -17,7 +17,8 @@ import org.apache.kafka.server.log.remote.storage.RemoteStorageManager;
  * Kafka classes) with the harness's loader as parent, wrapped in Kafka's
  * {@link ClassLoaderAwareRemoteStorageManager}, which sets the thread context class loader to
  * the plugin's during every call (the plugin needs it to resolve {@code storage.backend.class}).
- * The same approach as tests/interop's driver.
+ * The same approach as tests/interop's driver; the harness's own AWS SDK is hidden from the
+ * plugin ({@link HarnessOnlyHidden}), as a broker's class path has none.
  *
  * <p>DIR: {@code TSM_AIVEN_PLUGIN_DIR} (bench/jvm/run.sh sets it; default there
  * {@code $TSM_ROOT/../shared/aiven-rsm-1.1.1/plugin}). It runs on Kafka &lt;= 4.2 classes
@@ -60,7 +61,7 @@ final class AivenPlugin {
     static AivenPlugin load(Path dir) throws ReflectiveOperationException, IOException {
         String version = version(dir);
         String classPath = dir.toAbsolutePath().resolve("*").toString();
-        ClassLoader parent = AivenPlugin.class.getClassLoader();
+        ClassLoader parent = new HarnessOnlyHidden(AivenPlugin.class.getClassLoader());
         // Kafka moved it from common.utils (4.2) to common.utils.internals (4.4).
         ReflectiveOperationException last = null;
         for (String name : new String[] {"org.apache.kafka.common.utils.ChildFirstClassLoader",
@@ -73,6 +74,53 @@ final class AivenPlugin {
             }
         }
         throw last;
+    }
+
+    /**
+     * The harness's class loader without the harness's own AWS SDK (it needs one for MinIO;
+     * a broker's class path has none). Child-first loading still lists the parent's
+     * {@code META-INF/services} files: the plugin's SDK (2.34) then found the harness's
+     * {@code Apache5SdkHttpService} (2.59), a class of the parent's SDK, and its S3 client
+     * failed with "not a subtype". Hidden: classes and resources under software.amazon.awssdk.
+     */
+    static final class HarnessOnlyHidden extends ClassLoader {
+        private static final String CLASSES = "software.amazon.awssdk.";
+        private static final String[] RESOURCES = {"software/amazon/awssdk/", "META-INF/services/software.amazon.awssdk."};
+
+        static {
+            registerAsParallelCapable();
+        }
+
+        HarnessOnlyHidden(ClassLoader parent) {
+            super(parent);
+        }
+
+        private static boolean hidden(String resource) {
+            for (String p : RESOURCES) {
+                if (resource.startsWith(p)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (name.startsWith(CLASSES)) {
+                throw new ClassNotFoundException(name + " (the harness's AWS SDK is hidden from the Java plugin)");
+            }
+            return super.loadClass(name, resolve);
+        }
+
+        @Override
+        public java.net.URL getResource(String name) {
+            return hidden(name) ? null : super.getResource(name);
+        }
+
+        @Override
+        public java.util.Enumeration<java.net.URL> getResources(String name) throws IOException {
+            return hidden(name) ? java.util.Collections.emptyEnumeration() : super.getResources(name);
+        }
     }
 
     /** The version in the plugin jar's name ({@value #JAR_PREFIX}VERSION.jar). */
