@@ -17,7 +17,8 @@
 # TSM_BENCH_SKIP_JVM=1 skips it) -> `tsm-bench report` (markdown, also written next to the
 # results). Fails if any fetched byte differs from the original (either harness).
 #
-# Env: TSM_BENCH_DATA (default /var/tmp/tsm-bench/data), TSM_BENCH_OUT (default
+# Env: TSM_BENCH_SUBJECTS / TSM_BENCH_KAFKA / TSM_AIVEN_PLUGIN_DIR (JVM subjects and their Kafka
+# classes: bench/jvm/run.sh), TSM_BENCH_DATA (default /var/tmp/tsm-bench/data), TSM_BENCH_OUT (default
 # /var/tmp/tsm-bench/results.jsonl), TSM_WORK / CARGO_TARGET_DIR (scripts/lib.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$TSM_ROOT"

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# The JVM side of the benchmark (issue 8): the tsm plugin jar vs the Java baseline RSM.
+# The JVM side of the benchmark (issue 8): the tsm plugin jar vs the Java baseline RSM and
+# the real Java plugin (Aiven tiered-storage-for-apache-kafka, issue 16).
 #
 #   bench/jvm/run.sh [--backend filesystem|s3] [--data DIR] [--out FILE] [--quick] [--size-mib N]
-#                    [--concurrent-copies | --concurrent-copies-only]
+#                    [--plugin tsm|java|aiven]... [--concurrent-copies | --concurrent-copies-only]
+#
+# Subjects (--plugin, repeatable, or TSM_BENCH_SUBJECTS="tsm java aiven"): tsm (subject tsm-jni),
+# java (java-baseline), aiven (aiven-<version>: the real Java plugin from its plugin directory
+# $TSM_AIVEN_PLUGIN_DIR, default $TSM_ROOT/../shared/aiven-rsm-1.1.1/plugin). Default: tsm and
+# java, plus aiven when that directory holds the plugin jar. Asked for explicitly and missing:
+# the run FAILS. Kafka classes: the harness is compiled against Kafka 4.4.0; the aiven
+# subject's JVMs run on Kafka 4.2.2 jars (it does not load on 4.4), tsm and java on
+# $TSM_BENCH_KAFKA (default 4.4.0; 4.2.2 puts them on the same classes as aiven). Each result
+# line records it (extra.kafka_version).
 #
 # 1. builds bench/jvm (mvn -B package: compile + unit tests; offline first, online if a
 #    dependency is missing; incremental, so re-runs are cheap);
 # 2. for each segment set (DIR/compressible, DIR/incompressible) x mode (plain, zstd, aes,
-#    zstd+aes) x plugin (tsm, java): copy, fetch-1mib, fetch-seq, fetch-stream (+ fetch-seq-cached
-#    for tsm: the baseline has no chunk cache),
+#    zstd+aes) x subject: copy, fetch-1mib, fetch-seq, fetch-stream (+ fetch-seq-cached
+#    for tsm: the baseline has no chunk cache; the Java plugin's is not configured),
 #    EACH IN ITS OWN JVM (same -Xmx for both plugins: $TSM_BENCH_JVM_XMX, default 1g), then
 #    deletes the segment (disk stays bounded); one JSON line per result appended to FILE;
-# 3. cross-check: segments written by each plugin are read by the other, every mode.
+# 3. cross-check: segments written by each plugin are read by the other, every mode: tsm <->
+#    java (Kafka $TSM_BENCH_KAFKA classes) and tsm <-> aiven (Kafka 4.2.2 classes).
 # Exit code non-zero if any case or the cross-check failed.
 #
 # DIR: $TSM_BENCH_DATA or /var/tmp/tsm-bench/data, made by `tsm-bench gen` (bench/run.sh runs
@@ -24,7 +35,8 @@
 # reported, and rebuilt first when TSM_BENCH_REBUILD_JAR=1).
 # Before each measured call: a JIT warm-up (AES-GCM for aes modes, then a copy/fetch of a
 # 32 MiB prefix), a GC and a reset of the peak-RSS mark (see bench/jvm/README.md).
-# --quick: fewer fetch samples and no warm-up (CI smoke: correctness, no timing assertions).
+# --quick: fewer fetch samples and no warm-up (CI smoke: correctness, no timing assertions);
+# the aiven subject's cases on DIR/compressible only (its cross-check covers both sets).
 #
 # Concurrent copies against the memory budget (OFF unless asked for; the CI smoke run never
 # does): --concurrent-copies (or TSM_BENCH_CONCURRENT_COPIES=1) adds, after the cases above,
@@ -43,6 +55,7 @@ data="${TSM_BENCH_DATA:-/var/tmp/tsm-bench/data}"
 out="${TSM_BENCH_OUT:-/var/tmp/tsm-bench/results.jsonl}"
 quick=0
 size_mib=16
+subjects=()
 # off | on | only (see the header); the env var lets bench/run.sh pass it through.
 concurrent="${TSM_BENCH_CONCURRENT_COPIES:-off}"
 case "$concurrent" in 0|off|'') concurrent=off ;; 1|on|yes|true) concurrent=on ;; only) ;;
@@ -54,6 +67,7 @@ while [ $# -gt 0 ]; do
     --out) out="${2:?--out needs a value}"; shift 2 ;;
     --size-mib) size_mib="${2:?--size-mib needs a value}"; shift 2 ;;
     --quick) quick=1; shift ;;
+    --plugin) subjects+=("${2:?--plugin needs tsm, java or aiven}"); shift 2 ;;
     --concurrent-copies) concurrent=on; shift ;;
     --concurrent-copies-only) concurrent=only; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -63,6 +77,33 @@ done
 case "$backend" in filesystem|s3) ;; *) die "--backend must be filesystem or s3, not $backend" ;; esac
 command -v java >/dev/null || die "java (17+) is needed"
 command -v mvn >/dev/null || die "mvn is needed"
+
+aiven_dir="${TSM_AIVEN_PLUGIN_DIR:-$TSM_ROOT/../shared/aiven-rsm-1.1.1/plugin}"
+aiven_found=0
+compgen -G "$aiven_dir/aiven-tiered-storage-for-apache-kafka-*.jar" >/dev/null && aiven_found=1
+if [ ${#subjects[@]} -eq 0 ] && [ -n "${TSM_BENCH_SUBJECTS:-}" ]; then
+  read -r -a subjects <<<"$TSM_BENCH_SUBJECTS"
+fi
+if [ ${#subjects[@]} -eq 0 ]; then
+  subjects=(tsm java)
+  if [ "$aiven_found" = 1 ]; then
+    subjects+=(aiven)
+  else
+    log "the Java plugin is not at $aiven_dir: running without the aiven subject (set TSM_AIVEN_PLUGIN_DIR, or --plugin aiven to require it)"
+  fi
+fi
+has() { local s; for s in "${subjects[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+for s in "${subjects[@]}"; do
+  case "$s" in tsm|java|aiven) ;; *) die "--plugin / TSM_BENCH_SUBJECTS: unknown subject '$s' (tsm, java, aiven)" ;; esac
+done
+if has aiven; then
+  [ "$aiven_found" = 1 ] || die "the aiven subject was asked for but the Java plugin is not at $aiven_dir (no aiven-tiered-storage-for-apache-kafka-*.jar): put the aiven-rsm-1.1.1 directory at $TSM_ROOT/../shared/ or set TSM_AIVEN_PLUGIN_DIR to its plugin/ directory"
+  export TSM_AIVEN_PLUGIN_DIR
+  TSM_AIVEN_PLUGIN_DIR=$(cd "$aiven_dir" && pwd)
+fi
+# The Kafka classes the Java plugin runs on (<= 4.2: aiven-rsm-1.1.1/README.md); the others'.
+aiven_kafka=4.2.2
+kafka="${TSM_BENCH_KAFKA:-4.4.0}"
 
 xmx="${TSM_BENCH_JVM_XMX:-1g}"
 plugin_jar="${TSM_PLUGIN_JAR:-$TSM_ROOT/crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar}"
@@ -87,19 +128,37 @@ if [ -n "$newer" ]; then
   fi
 fi
 
-log "building bench/jvm (mvn package)"
 mvn_log="$work/mvn.log"
-if ! (cd "$HERE" && mvn -q -B -o package >"$mvn_log" 2>&1); then
-  if grep -q "offline" "$mvn_log"; then
-    log "some Maven dependencies are not cached: retrying online"
-    (cd "$HERE" && mvn -q -B package >"$mvn_log" 2>&1) || { tail -n 60 "$mvn_log" >&2; die "mvn package failed (log: $mvn_log)"; }
-  else
-    tail -n 60 "$mvn_log" >&2
-    die "mvn package failed (log: $mvn_log)"
+# mvn_run WHAT ARGS...: offline first, online if a dependency is not cached.
+mvn_run() {
+  local what=$1
+  shift
+  if ! (cd "$HERE" && mvn -q -B -o "$@" >"$mvn_log" 2>&1); then
+    if grep -q "offline" "$mvn_log"; then
+      log "some Maven dependencies are not cached: retrying online"
+      (cd "$HERE" && mvn -q -B "$@" >"$mvn_log" 2>&1) || { tail -n 60 "$mvn_log" >&2; die "$what failed (log: $mvn_log)"; }
+    else
+      tail -n 60 "$mvn_log" >&2
+      die "$what failed (log: $mvn_log)"
+    fi
   fi
-fi
-cp="$HERE/target/tsm-bench-jvm.jar:$HERE/target/lib/*:$plugin_jar"
-jvm=(java "-Xmx$xmx" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$cp" io.tsm.bench.BenchMain)
+}
+log "building bench/jvm (mvn package)"
+mvn_run "mvn package" package
+# target/classpath-kafka-<version>.txt: the run-time class path on that Kafka version's jars.
+for kv in $( (has aiven && echo "$aiven_kafka"); echo "$kafka"); do
+  if [ ! -f "$HERE/target/classpath-kafka-$kv.txt" ] || [ "$HERE/pom.xml" -nt "$HERE/target/classpath-kafka-$kv.txt" ]; then
+    log "class path on Kafka $kv jars (mvn dependency:build-classpath)"
+    mvn_run "the Kafka $kv class path" dependency:build-classpath@classpath -Dkafka.version="$kv"
+  fi
+done
+# jvm_cmd KAFKA_VERSION: sets jvm=(java ... BenchMain) on that Kafka version's jars.
+jvm_cmd() {
+  jvm=(java "-Xmx$xmx" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
+    -cp "$HERE/target/tsm-bench-jvm.jar:$(cat "$HERE/target/classpath-kafka-$1.txt"):$plugin_jar" io.tsm.bench.BenchMain)
+}
+kafka_of() { if [ "$1" = aiven ]; then echo "$aiven_kafka"; else echo "$kafka"; fi; }
+jvm_cmd "$kafka"
 
 sets=()
 for set in compressible incompressible; do
@@ -127,13 +186,16 @@ if [ "$quick" = 1 ]; then
   warm=(--no-warmup) # CI smoke: correctness only, the JIT warm-up costs up to ~30 s per AES case
 fi
 failed=()
+declare -A wall=() # seconds of wall time per subject / cross-check (JVM starts included)
 run_case() { # op plugin set mode [extra args]
-  local op=$1 plugin=$2 set=$3 mode=$4
+  local op=$1 plugin=$2 set=$3 mode=$4 jvm t0=$SECONDS
   shift 4
+  jvm_cmd "$(kafka_of "$plugin")"
   if ! "${jvm[@]}" "$op" --plugin "$plugin" --backend "$backend" --data "$set" --mode "$mode" \
       --out "$out" --work "$work" "${warm[@]}" "$@"; then
     failed+=("$op $plugin $(basename "$set") $mode")
   fi
+  wall[$plugin]=$((${wall[$plugin]:-0} + SECONDS - t0))
 }
 
 if [ "$concurrent" = only ]; then
@@ -141,10 +203,15 @@ if [ "$concurrent" = only ]; then
 else
   sets_for_matrix=("${sets[@]}")
 fi
-log "JVM cases (-Xmx$xmx, one JVM per case) -> $out"
+log "JVM cases (-Xmx$xmx, one JVM per case; subjects ${subjects[*]}; Kafka $kafka, aiven on $aiven_kafka) -> $out"
 for set in "${sets_for_matrix[@]}"; do
   for mode in plain zstd aes zstd+aes; do
-    for plugin in tsm java; do
+    for plugin in "${subjects[@]}"; do
+      # --quick (CI smoke): the Java plugin's cases on the compressible set only (its cross-check
+      # with tsm still covers both sets), ~35 s less of JVM starts.
+      if [ "$quick" = 1 ] && [ "$plugin" = aiven ] && [ "$(basename "$set")" != compressible ]; then
+        continue
+      fi
       run_case copy "$plugin" "$set" "$mode"
       run_case fetch-1mib "$plugin" "$set" "$mode" --samples "$samples"
       run_case fetch-seq "$plugin" "$set" "$mode"
@@ -158,10 +225,17 @@ for set in "${sets_for_matrix[@]}"; do
 done
 
 if [ "$concurrent" != only ]; then
-  log "cross-check: tsm <-> Java baseline, every mode ($backend)"
-  if ! "${jvm[@]}" crosscheck --backend "$backend" --work "$work" --data "${sets[@]}"; then
-    failed+=("crosscheck")
-  fi
+  for other in java aiven; do
+    has tsm && has "$other" || continue
+    log "cross-check: tsm <-> $other, every mode ($backend, Kafka $(kafka_of "$other") classes)"
+    jvm_cmd "$(kafka_of "$other")"
+    t0=$SECONDS
+    if ! "${jvm[@]}" crosscheck --pairs "tsm:$other" --backend "$backend" --work "$work" --data "${sets[@]}"; then
+      failed+=("crosscheck tsm:$other")
+    fi
+    wall[crosscheck tsm:$other]=$((SECONDS - t0))
+  done
+  jvm_cmd "$kafka"
 fi
 
 if [ "$concurrent" != off ]; then
@@ -182,6 +256,7 @@ if [ "$concurrent" != off ]; then
   fi
 fi
 
+for k in "${!wall[@]}"; do log "wall time: $k ${wall[$k]} s"; done
 if [ ${#failed[@]} -gt 0 ]; then
   printf '[bench-jvm] FAILED: %s\n' "${failed[@]}" >&2
   exit 1

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub struct Record {
     /// `rust` or `jvm`.
     pub harness: String,
-    /// `tsm-core`, `tsm-jni`, `java-baseline` or `limit`.
+    /// `tsm-core`, `tsm-jni`, `java-baseline`, `aiven-<version>` (the real Java plugin) or `limit`.
     pub subject: String,
     /// `filesystem` or `s3`.
     pub backend: String,

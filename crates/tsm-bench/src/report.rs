@@ -10,6 +10,11 @@
 //! zstd+aes -> the smaller of 2 x single-core zstd level 3 (the machine has 2 cores) and
 //! raw PUT x the compression ratio (the store only sees compressed bytes); fetches -> raw
 //! GET.
+//!
+//! The JVM subjects (tsm-jni, java-baseline, the real Java plugin aiven-<version>) also get
+//! a table of their own, side by side ([`side_by_side`]).
+
+mod side_by_side;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -279,6 +284,8 @@ pub fn render(records: &[Record]) -> String {
         );
     }
 
+    out.push_str(&side_by_side::render(&res));
+
     let _ = writeln!(out, "\n## Targets (issue 8)\n");
     let _ = writeln!(out, "| target | case | value | threshold | status |");
     let _ = writeln!(out, "|---|---|---:|---:|---|");
@@ -509,6 +516,32 @@ mod tests {
             md.contains("| 100 MiB | <= 128 MiB | met (22% margin) |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn jvm_subjects_side_by_side() {
+        let jvm = |subject: &str, seconds: f64, kafka: &str| {
+            let mut r = rec(subject, Some("zstd"), "copy", 100_000_000, seconds);
+            r.harness = "jvm".into();
+            r.peak_rss_bytes = Some(64 << 20);
+            r.extra
+                .insert("kafka_version".into(), serde_json::json!(kafka));
+            r
+        };
+        let records = vec![
+            jvm("tsm-jni", 1.0, "4.4.0"),
+            jvm("java-baseline", 2.0, "4.4.0"),
+            jvm("aiven-1.1.1", 4.0, "4.2.2"),
+        ];
+        let md = render(&records);
+        assert!(md.contains("## JVM subjects side by side"), "{md}");
+        assert!(
+            md.contains("| filesystem | compressible | zstd | copy | 100.0 | 50.0 | 25.0 | 2.00x | 4.00x | 64 / 64 / 64 | 4.4.0 / 4.2.2 |"),
+            "{md}"
+        );
+        // Without another JVM subject there is nothing to set beside tsm.
+        let md = render(&[jvm("tsm-jni", 1.0, "4.4.0")]);
+        assert!(!md.contains("side by side"), "{md}");
     }
 
     #[test]

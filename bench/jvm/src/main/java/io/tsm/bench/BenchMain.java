@@ -22,7 +22,7 @@ import picocli.CommandLine.Option;
 
 /**
  * The JVM benchmark harness (issue 8): drives a {@link RemoteStorageManager} (the tsm plugin
- * jar or the Java baseline) exactly as a broker does: {@code configure} with the
+ * jar, the Java baseline or the real Java plugin, {@link AivenPlugin}) exactly as a broker does: {@code configure} with the
  * {@code rsm.config.*} map, then {@code copyLogSegmentData} / {@code fetchLogSegment} on a
  * segment set from {@code tsm-bench gen}. One measured case per JVM (bench/jvm/run.sh starts
  * one per case) so CPU and peak RSS belong to that case; one JSON line per result is appended
@@ -38,11 +38,18 @@ import picocli.CommandLine.Option;
         subcommands = {BenchMain.Copy.class, BenchMain.Fetch1Mib.class, BenchMain.FetchSeq.class,
                 BenchMain.FetchSeqCached.class, BenchMain.FetchStream.class, CopyConcurrent.class, BenchMain.Delete.class, CrossCheck.class, BenchMain.KeyGen.class,
                 BenchMain.Gen.class},
-        description = "JVM side of the tsm benchmark: the tsm plugin jar vs the Java baseline RSM.")
+        description = "JVM side of the tsm benchmark: the tsm plugin jar vs the Java baseline RSM and the real Java plugin.")
 public final class BenchMain implements Callable<Integer> {
     static final int MIB = 1024 * 1024;
 
+    /**
+     * The Java plugin's manifest cache (Caffeine) logs every expected not-found (after a
+     * delete) as a java.util.logging WARNING with a stack trace; kept referenced so the level holds.
+     */
+    private static final java.util.logging.Logger CAFFEINE = java.util.logging.Logger.getLogger("com.github.benmanes.caffeine");
+
     public static void main(String[] args) {
+        CAFFEINE.setLevel(java.util.logging.Level.SEVERE);
         System.exit(new CommandLine(new BenchMain()).execute(args));
     }
 
@@ -54,7 +61,8 @@ public final class BenchMain implements Callable<Integer> {
 
     /** Options every case shares. */
     static final class Common {
-        @Option(names = "--plugin", required = true, description = "tsm (the JNI plugin jar) or java (the baseline)")
+        @Option(names = "--plugin", required = true, description = "tsm (the JNI plugin jar), java (the baseline) or aiven (the real Java plugin, from "
+                + "$TSM_AIVEN_PLUGIN_DIR; run it on Kafka <= 4.2 classes)")
         String plugin;
         @Option(names = "--backend", defaultValue = "filesystem", description = "filesystem or s3 (MinIO)")
         String backend;
@@ -89,7 +97,7 @@ public final class BenchMain implements Callable<Integer> {
             rssAtStart = ProcessStats.rssBytes();
             set = SegmentSet.load(data);
             Pem.ensureKeyPair(work.resolve("keys"));
-            Map<String, Object> config = Plugins.config(backend, mode, work);
+            Map<String, Object> config = Plugins.configFor(plugin, backend, mode, work);
             if (cached) {
                 Plugins.addChunkCache(config);
             }
@@ -157,7 +165,7 @@ public final class BenchMain implements Callable<Integer> {
             return SegmentSet.uuid("segment:" + plugin + ":" + backend + ":" + mode + ":" + set.name);
         }
 
-        ObjectNode line(String op) {
+        ObjectNode line(String op) throws ReflectiveOperationException, java.io.IOException {
             ObjectNode n = Results.line(Plugins.subject(plugin), backend, set.name, mode, op);
             return n;
         }
@@ -174,6 +182,8 @@ public final class BenchMain implements Callable<Integer> {
         ObjectNode extra(ObjectNode line, Long rssBefore) {
             ObjectNode e = line.putObject("extra");
             e.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+            // The Kafka classes the plugin ran on (the Java plugin needs <= 4.2; bench/jvm/run.sh).
+            e.put("kafka_version", Plugins.kafkaVersion());
             e.put("xmx_bytes", Runtime.getRuntime().maxMemory());
             e.put("chunk_size", Plugins.CHUNK_SIZE);
             e.put("jit_warmup", !noWarmup);

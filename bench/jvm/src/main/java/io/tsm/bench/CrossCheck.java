@@ -24,8 +24,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * Cross-check (issue 8): for every mode, a segment copied by one plugin is fetched by the
- * other, both directions (tsm -> java, java -> tsm): the whole log, ranged fetches across a
+ * Cross-check (issue 8): for every mode and every pair of {@code --pairs} (default
+ * {@code tsm:java}; {@code tsm:aiven} pairs tsm with the real Java plugin, on Kafka 4.2.2
+ * classes), a segment copied by one plugin is fetched by the other, both directions
+ * (tsm -> java, java -> tsm): the whole log, ranged fetches across a
  * chunk boundary and from offset-index positions, and {@code fetchIndex} for every
  * {@link IndexType} must be byte-identical to what copy was given (TRANSACTION with a
  * synthetic {@code .txnindex}; without one, both must throw
@@ -33,9 +35,11 @@ import picocli.CommandLine.Option;
  * instance must find nothing. On the filesystem backend the stored objects are checked
  * against object-format-v1 too (plain {@code .log} == the segment file; manifest version,
  * chunk index type and encryption fields). Streams are compared 1 MiB at a time.
+ * A pair with {@code aiven} gets the map as the Java plugin takes it (full backend class
+ * names, {@link Plugins#configFor}); tsm reads the same map, as in a mixed cluster.
  * Any mismatch: printed precisely, exit code 1.
  */
-@Command(name = "crosscheck", description = "segments written by tsm are read by the Java baseline and vice versa")
+@Command(name = "crosscheck", description = "segments written by one plugin are read by the other and vice versa")
 final class CrossCheck implements Callable<Integer> {
     @Option(names = "--backend", defaultValue = "filesystem")
     String backend;
@@ -45,10 +49,13 @@ final class CrossCheck implements Callable<Integer> {
     List<String> modes;
     @Option(names = "--work", defaultValue = "${env:TSM_BENCH_WORK:-/var/tmp/tsm-bench/jvm-work}")
     Path work;
+    @Option(names = "--pairs", defaultValue = "tsm:java", split = ",",
+            description = "plugin pairs A:B (tsm, java, aiven), each read in both directions")
+    List<String> pairs;
 
-    /** Makes a plugin by name ("tsm", "java"); tests swap in fault-injecting wrappers. */
+    /** Makes a plugin by name ("tsm", "java", "aiven"); tests swap in fault-injecting wrappers. */
     interface Factory {
-        RemoteStorageManager create(String plugin) throws ReflectiveOperationException;
+        RemoteStorageManager create(String plugin) throws ReflectiveOperationException, IOException;
     }
 
     Factory factory = Plugins::create;
@@ -64,18 +71,26 @@ final class CrossCheck implements Callable<Integer> {
         }
         Path txn = work.resolve("crosscheck.txnindex");
         Files.write(txn, syntheticTxnIndex());
-        for (Path dir : data) {
-            SegmentSet set = SegmentSet.load(dir);
-            for (String mode : modes) {
-                for (String[] dirn : new String[][] {{"tsm", "java"}, {"java", "tsm"}}) {
-                    run(set, mode, dirn[0], dirn[1], Optional.of(txn));
+        for (String pair : pairs) {
+            String[] ab = pair.split(":");
+            if (ab.length != 2 || ab[0].equals(ab[1])) {
+                throw new IllegalArgumentException("--pairs: '" + pair + "' is not A:B with two different plugins");
+            }
+            String[][] directions = {{ab[0], ab[1]}, {ab[1], ab[0]}};
+            for (Path dir : data) {
+                SegmentSet set = SegmentSet.load(dir);
+                for (String mode : modes) {
+                    for (String[] dirn : directions) {
+                        run(set, mode, dirn[0], dirn[1], Optional.of(txn));
+                    }
+                }
+                for (String[] dirn : directions) {
+                    run(set, "plain", dirn[0], dirn[1], Optional.empty());
                 }
             }
-            for (String[] dirn : new String[][] {{"tsm", "java"}, {"java", "tsm"}}) {
-                run(set, "plain", dirn[0], dirn[1], Optional.empty());
-            }
         }
-        System.err.printf("[bench-jvm] crosscheck (%s): %d checks, %d failed%n", backend, checks, failures.size());
+        System.err.printf("[bench-jvm] crosscheck %s (%s, Kafka %s): %d checks, %d failed%n", pairs, backend,
+                Plugins.kafkaVersion(), checks, failures.size());
         for (String f : failures) {
             System.err.println("[bench-jvm] MISMATCH: " + f);
         }
@@ -105,7 +120,8 @@ final class CrossCheck implements Callable<Integer> {
 
     private void run(SegmentSet set, String mode, String writer, String reader, Optional<Path> txn) throws Exception {
         String label = set.name + " " + mode + " " + writer + "->" + reader + (txn.isPresent() ? "" : " (no txnindex)");
-        Map<String, Object> config = Plugins.config(backend, mode, work);
+        boolean aiven = writer.equals("aiven") || reader.equals("aiven");
+        Map<String, Object> config = Plugins.configFor(aiven ? "aiven" : writer, backend, mode, work);
         RemoteStorageManager w = factory.create(writer);
         RemoteStorageManager r = factory.create(reader);
         RemoteStorageManager w2 = null;

@@ -9,6 +9,7 @@ import java.util.Map;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
+import org.apache.kafka.server.log.remote.storage.ClassLoaderAwareRemoteStorageManager;
 import org.apache.kafka.server.log.remote.storage.RemoteStorageManager;
 
 import io.tsm.bench.baseline.JavaBaselineRsm;
@@ -21,13 +22,15 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.BucketAlreadyOwnedByYouException;
 
 /**
- * The two plugins under test and their shared configuration. Both get the SAME
+ * The plugins under test and their shared configuration. All get the SAME
  * {@code rsm.config.*} map (prefix stripped, values strings, {@code broker.id} an Integer, as
  * the broker passes it; kafka-rsm-contract.md): chunk.size 4 MiB, zstd on/off with the
  * heuristic off, AES on/off with one RSA 2048 key pair from the scratch dir, the backend.
  *
  * <p>The tsm plugin ({@value #TSM_CLASS}) is loaded from the classpath: bench/jvm/run.sh puts
- * crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar there (it is not a Maven dependency).
+ * crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar there (it is not a Maven dependency). The
+ * real Java plugin ({@code aiven}) comes from its own plugin directory ({@link AivenPlugin})
+ * and gets the map with its full backend class names ({@link #configFor}).
  */
 final class Plugins {
     static final String TSM_CLASS = "io.tsm.kafka.TsmRemoteStorageManager";
@@ -36,17 +39,40 @@ final class Plugins {
 
     private Plugins() {}
 
-    static String subject(String plugin) {
+    /**
+     * The version of the kafka-clients jar on the class path (its
+     * {@code kafka/kafka-version.properties}; the class that reads it moved between 4.2 and
+     * 4.4), or {@code unknown}.
+     */
+    static String kafkaVersion() {
+        try (java.io.InputStream in = Plugins.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in == null) {
+                return "unknown";
+            }
+            java.util.Properties p = new java.util.Properties();
+            p.load(in);
+            return p.getProperty("version", "unknown");
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+
+    /** The result subject of {@code plugin}: tsm-jni, java-baseline, aiven-VERSION. */
+    static String subject(String plugin) throws ReflectiveOperationException, java.io.IOException {
         return switch (plugin) {
             case "tsm" -> "tsm-jni";
             case "java" -> "java-baseline";
-            default -> throw new IllegalArgumentException("--plugin must be tsm or java, not " + plugin);
+            case "aiven" -> AivenPlugin.get().subject();
+            default -> throw new IllegalArgumentException("--plugin must be tsm, java or aiven, not " + plugin);
         };
     }
 
-    static RemoteStorageManager create(String plugin) throws ReflectiveOperationException {
+    static RemoteStorageManager create(String plugin) throws ReflectiveOperationException, java.io.IOException {
         if ("java".equals(plugin)) {
             return new JavaBaselineRsm();
+        }
+        if ("aiven".equals(plugin)) {
+            return AivenPlugin.get().create();
         }
         subject(plugin);
         Class<?> c;
@@ -58,6 +84,15 @@ final class Plugins {
                     + "crates/tsm-jni/build.sh --skip-tests)", e);
         }
         return (RemoteStorageManager) c.getDeclaredConstructor().newInstance();
+    }
+
+    /**
+     * {@link #config} as {@code plugin} takes it: for {@code aiven} translated by
+     * {@link AivenPlugin#translate} (full backend class names, storage.root created).
+     */
+    static Map<String, Object> configFor(String plugin, String backend, String mode, Path work) throws java.io.IOException {
+        Map<String, Object> c = config(backend, mode, work);
+        return "aiven".equals(plugin) ? AivenPlugin.translate(c) : c;
     }
 
     /** The configuration map for {@code backend} x {@code mode}; {@code work} holds keys and the fs root. */
@@ -114,21 +149,46 @@ final class Plugins {
 
     /**
      * Bytes the plugin downloaded from the backend so far, or null when unknown: the baseline
-     * counts them itself; tsm exposes {@code backend.bytes.downloaded} on its JMX MBean.
+     * counts them itself; tsm exposes {@code backend.bytes.downloaded} on its JMX MBean; the
+     * Java plugin has no such metric (null).
      */
     static Long bytesDownloaded(RemoteStorageManager rsm) {
         if (rsm instanceof JavaBaselineRsm j) {
             return j.bytesDownloaded();
         }
+        if (rsm instanceof ClassLoaderAwareRemoteStorageManager) {
+            return null;
+        }
         return tsmCounter(rsm, "backend.bytes.downloaded");
     }
 
-    /** Bytes the plugin uploaded (every object), or null when unknown. */
+    /**
+     * Bytes the plugin uploaded (every object), or null when unknown. The Java plugin: its
+     * {@value #AIVEN_METRICS} {@code object-upload-bytes-total} (JVM-wide; one instance per case;
+     * the MBean attribute appears with the first upload, so none means 0).
+     */
     static Long bytesUploaded(RemoteStorageManager rsm) {
         if (rsm instanceof JavaBaselineRsm j) {
             return j.bytesUploaded();
         }
+        if (rsm instanceof ClassLoaderAwareRemoteStorageManager) {
+            return aivenUploaded();
+        }
         return tsmCounter(rsm, "backend.bytes.uploaded");
+    }
+
+    static final String AIVEN_METRICS = "aiven.kafka.server.tieredstorage:type=remote-storage-manager-metrics";
+
+    private static Long aivenUploaded() {
+        try {
+            Object v = ManagementFactory.getPlatformMBeanServer().getAttribute(new ObjectName(AIVEN_METRICS),
+                    "object-upload-bytes-total");
+            return v instanceof Number n ? n.longValue() : null;
+        } catch (javax.management.InstanceNotFoundException | javax.management.AttributeNotFoundException e) {
+            return 0L; // it registers the MBean and attribute with its first upload
+        } catch (javax.management.JMException | RuntimeException e) {
+            return null;
+        }
     }
 
     private static Long tsmCounter(RemoteStorageManager rsm, String counter) {
