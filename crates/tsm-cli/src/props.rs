@@ -5,7 +5,7 @@
 //! (Java `Properties.load` syntax: `=`/`:`/space separators, `#`/`!` comments, `\`
 //! continuations and escapes).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::error::{CliError, CliResult};
@@ -17,6 +17,18 @@ pub(crate) const RSM_PREFIX: &str = "rsm.config.";
 /// is explained in terms of where tsm reads its configuration from.
 const BACKEND_CLASS: &str = "storage.backend.class";
 
+/// Every key of the properties file `path`, as written. Errors (exit 2) name the file.
+pub(crate) fn read_file(path: &Path) -> CliResult<HashMap<String, String>> {
+    let f = std::fs::File::open(path).map_err(|e| {
+        CliError::Usage(format!(
+            "cannot read properties file {}: {e}",
+            path.display()
+        ))
+    })?;
+    java_properties::read(std::io::BufReader::new(f))
+        .map_err(|e| CliError::Usage(format!("properties file {}: {e}", path.display())))
+}
+
 /// The plugin properties (`rsm.config.` stripped) of `file` (if any) with `sets`
 /// (`key=value`) applied on top. Errors (exit 2) name the file or the bad `--set`. Without
 /// `storage.backend.class` the error says how to give the configuration (no file given:
@@ -26,15 +38,7 @@ pub(crate) fn load(file: Option<&Path>, sets: &[String]) -> CliResult<BTreeMap<S
     // The file has `storage.backend.class` without the `rsm.config.` prefix.
     let mut unprefixed_class = false;
     if let Some(path) = file {
-        let f = std::fs::File::open(path).map_err(|e| {
-            CliError::Usage(format!(
-                "cannot read properties file {}: {e}",
-                path.display()
-            ))
-        })?;
-        let all = java_properties::read(std::io::BufReader::new(f))
-            .map_err(|e| CliError::Usage(format!("properties file {}: {e}", path.display())))?;
-        for (k, v) in all {
+        for (k, v) in read_file(path)? {
             if let Some(stripped) = k.strip_prefix(RSM_PREFIX) {
                 props.insert(stripped.to_string(), v);
             } else if k == BACKEND_CLASS {

@@ -50,14 +50,7 @@ pub(crate) struct Report {
 
 /// Reads and checks `path`. Errors (exit 2) only for a file that cannot be read or parsed.
 pub(crate) fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> {
-    let f = std::fs::File::open(path).map_err(|e| {
-        CliError::Usage(format!(
-            "cannot read properties file {}: {e}",
-            path.display()
-        ))
-    })?;
-    let all = java_properties::read(std::io::BufReader::new(f))
-        .map_err(|e| CliError::Usage(format!("properties file {}: {e}", path.display())))?;
+    let all = crate::props::read_file(path)?;
     let style = if all.keys().any(|k| k.starts_with(RSM_PREFIX)) {
         Style::Prefixed
     } else {
