@@ -11,6 +11,8 @@ import picocli.CommandLine.Option;
  *
  * <ul>
  *   <li>{@code tiering}: the KIP-405 end-to-end scenario ({@link TieringScenario}).
+ *   <li>{@code cutover}: the backfill and retention scenario ({@link CutoverScenario}).
+ *   <li>{@code cluster ...}: the 3-broker migration scenario ({@link Cluster}).
  * </ul>
  *
  * Exit code 0 when every check passed, 1 when a check failed, 2 on bad usage.
@@ -18,7 +20,7 @@ import picocli.CommandLine.Option;
 @Command(
     name = "tsm-broker-test",
     mixinStandardHelpOptions = true,
-    subcommands = {Main.Tiering.class, Cutover.class},
+    subcommands = {Main.Tiering.class, Cutover.class, Cluster.class},
     description = "Drives a real Kafka broker with tiered storage and checks what it does.")
 public final class Main implements Callable<Integer> {
 
