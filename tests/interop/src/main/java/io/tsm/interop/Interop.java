@@ -35,6 +35,8 @@ import org.apache.kafka.server.log.remote.storage.RemoteStorageManager;
  *       read:PLUGIN:GROUP    every check of {@link ReadChecks} on every segment of GROUP
  *       delete:PLUGIN:GROUP  delete every segment of GROUP (twice: delete is idempotent)
  *       gone:PLUGIN:GROUP    a fresh instance finds none of GROUP (RemoteResourceNotFoundException)
+ *       same:PLUGIN:GROUP    segments a broker tiered ({@link ClusterSegment}, config {@code <configs>/cluster.properties}):
+ *                            PLUGIN and the other plugin fetch the whole log and every index, byte-compared
  * PLUGIN: aiven | tsm
  * </pre>
  *
@@ -115,6 +117,7 @@ public final class Interop {
                 case "read" -> read(plugin, groupFile);
                 case "delete" -> delete(plugin, groupFile);
                 case "gone" -> gone(plugin, groupFile);
+                case "same" -> same(plugin, groupFile);
                 default -> throw new IllegalArgumentException("unknown action '" + p[0] + "' in step " + step);
             }
             System.err.printf("[interop] %s on Kafka %s: %s (%.1f s)%n", step, kafka,
@@ -296,6 +299,53 @@ public final class Interop {
             } finally {
                 plugin.close(rsm);
             }
+        }
+    }
+
+    /**
+     * Both plugins read the segments of a {@link ClusterSegment} group: the whole log (its length
+     * must be the manifest's original size) and every index, compared byte for byte; an index
+     * one plugin does not find (a segment without a transaction index) the other must not find
+     * either.
+     */
+    private void same(LoadedPlugin plugin, Path groupFile) throws Exception {
+        LoadedPlugin other = plugin(plugin.kind == LoadedPlugin.Kind.AIVEN ? LoadedPlugin.Kind.TSM : LoadedPlugin.Kind.AIVEN);
+        Map<String, Object> c = config("cluster");
+        RemoteStorageManager a = plugin.create(c);
+        RemoteStorageManager b = other.create(c);
+        try {
+            for (ClusterSegment s : ClusterSegment.load(groupFile)) {
+                RemoteLogSegmentMetadata m = s.metadata();
+                String label = plugin.kind.label() + " and " + other.kind.label() + "@" + kafka + " read " + s.label();
+                byte[] x = readOrNull(plugin, a, r -> r.fetchLogSegment(m, 0));
+                byte[] y = readOrNull(other, b, r -> r.fetchLogSegment(m, 0));
+                report.check(x != null && x.length == s.size(), label + ": " + plugin.kind.label() + " read "
+                        + (x == null ? "nothing" : x.length + " bytes") + " of the log, manifest says " + s.size());
+                report.check(x != null && java.util.Arrays.equals(x, y), label + ": the logs differ");
+                StringBuilder idx = new StringBuilder();
+                for (RemoteStorageManager.IndexType t : RemoteStorageManager.IndexType.values()) {
+                    byte[] ix = readOrNull(plugin, a, r -> r.fetchIndex(m, t));
+                    byte[] iy = readOrNull(other, b, r -> r.fetchIndex(m, t));
+                    report.check(java.util.Arrays.equals(ix, iy), label + ": index " + t + " differs ("
+                            + (ix == null ? "absent" : ix.length) + " vs " + (iy == null ? "absent" : iy.length) + ")");
+                    report.check(ix != null || t == RemoteStorageManager.IndexType.TRANSACTION, label + ": no " + t + " index");
+                    idx.append(' ').append(t).append('=').append(ix == null ? "absent" : ix.length);
+                }
+                System.err.printf("[interop] %s: log %d bytes, indexes%s, identical%n", label, x == null ? -1 : x.length, idx);
+            }
+        } finally {
+            plugin.close(a);
+            other.close(b);
+        }
+    }
+
+    /** All bytes {@code call} streams, or null when the plugin says the resource does not exist. */
+    private static byte[] readOrNull(LoadedPlugin plugin, RemoteStorageManager rsm, LoadedPlugin.Call<InputStream> call)
+            throws Exception {
+        try (InputStream in = plugin.call(rsm, call)) {
+            return in.readAllBytes();
+        } catch (org.apache.kafka.server.log.remote.storage.RemoteResourceNotFoundException e) {
+            return null;
         }
     }
 
