@@ -331,6 +331,7 @@ done
 sample_meters "$leader" "kill-9"
 a0=$(progress acked)
 bash "$CLUSTER_SH" kill "$leader" --dir "$nodes"
+killed=$leader
 log "step 3: broker $leader killed while copying $copying"
 curl -fsS -o /dev/null -X DELETE "$TSM_TEST_TOXIPROXY_URL/proxies/cluster-b$leader/toxics/slow" || die "removing the toxic failed"
 traffic_moves 60
@@ -511,12 +512,44 @@ sed -E 's:.*/[0-9]{20}-([A-Za-z0-9_-]{22})\.(log|indexes|rsm-manifest)$:\1:' "$w
   | awk '{ print $2, $1 }' >"$work/bucket-ids.txt"
 log "remote log metadata: $(wc -l <"$work/rlmm-states.txt") segments, by last state: $(awk '{ print $2 }' "$work/rlmm-states.txt" | sort | uniq -c | awk '{ printf "%s %s, ", $2, $1 }')"
 log "bucket: $(wc -l <"$work/bucket-keys.txt") objects of $(wc -l <"$work/bucket-ids.txt") segments"
-orphans=$(join -v1 "$work/bucket-ids.txt" <(sort "$work/rlmm-live.txt") | awk '{ print $1 }')
+# orphans: segments in the bucket without COPY_SEGMENT_FINISHED metadata. Allowed only where a
+# copy was cut off: by the Java plugin (it deletes nothing when its own clean-up is interrupted,
+# e.g. by a controlled shutdown: "Removing orphan files failed") or by the kill -9 of step 3;
+# each must be a COPY_SEGMENT_STARTED segment without a manifest, tsm ls --orphans must list
+# exactly its objects, and tsm gc removes them. Any other orphan fails the step.
+orphan_ids() { join -v1 "$work/bucket-ids.txt" <(sort "$work/rlmm-live.txt") | awk '{ print $1 }'; }
+orphans=$(orphan_ids)
 if [ -n "$orphans" ]; then
+  : >"$work/orphan-keys.txt"
   for o in $orphans; do
-    echo "orphan: segment $o (metadata state: $(awk -v i="$o" '$1 == i { print $2 }' "$work/rlmm-states.txt")): $(grep -- "-$o\." "$work/bucket-keys.txt" | tr '\n' ' ')" >&2
+    meta=$(grep -o "RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{[^}]*id=$o}, startOffset=[0-9]*, endOffset=[0-9]*, brokerId=[0-9]*" "$work/rlmm-dump.txt" | head -1 || true)
+    state=$(awk -v i="$o" '$1 == i { print $2 }' "$work/rlmm-states.txt")
+    keys=$(grep -- "-$o\." "$work/bucket-keys.txt" | tr '\n' ' ')
+    echo "orphan: segment $o (metadata: ${meta#RemoteLogSegmentMetadata{remoteLogSegmentId=}, state ${state:-none}): $keys" >&2
+    [ "$state" = COPY_SEGMENT_STARTED ] && [[ $keys != *.rsm-manifest* ]] \
+      || die "orphan $o: not an unfinished copy (state ${state:-none}) or it has a manifest"
+    b=$(sed -E 's/.*brokerId=([0-9]+)$/\1/' <<<"$meta")
+    start=$(sed -E 's/.*startOffset=([0-9]+),.*/\1/' <<<"$meta")
+    if grep -q "Copying log segment data, metadata: RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{[^}]*id=$o}.*(io.aiven.kafka.tieredstorage.RemoteStorageManager)" "$(nlog "$b")"; then
+      log "orphan $o: left by the Java plugin on broker $b ($(grep -c "Removing orphan files failed" "$(nlog "$b")") 'Removing orphan files failed' in its log)"
+    elif [ "$b" = "$killed" ] && [ "$start" = "$((10#${copying%.log}))" ]; then
+      log "orphan $o: the copy of $copying cut off by the kill -9 of broker $b (step 3)"
+    else
+      die "orphan $o: left by tsm on broker $b outside the kill -9 (an abandoned copy must delete what it wrote)"
+    fi
+    grep -- "-$o\." "$work/bucket-keys.txt" >>"$work/orphan-keys.txt"
   done
-  die "objects in the bucket that belong to no COPY_SEGMENT_FINISHED segment (above)"
+  "$TSM_CLI" --config "$work/tsm.properties" --json -q ls --orphans --older-than 0s -t $TOPIC >"$work/orphans.json" \
+    || die "tsm ls --orphans failed"
+  diff <(jq -r '.orphans[].key' "$work/orphans.json" | sort) <(sort "$work/orphan-keys.txt") >&2 \
+    || die "tsm ls --orphans does not list exactly the orphan objects (diff above: < tsm, > expected)"
+  # The brokers are stopped: no copy is in flight, so age 0 is safe here.
+  "$TSM_CLI" --config "$work/tsm.properties" -q gc --older-than 0s -t $TOPIC >&2 || die "tsm gc failed"
+  s3_keys | grep "/$TOPIC-" >"$work/bucket-keys.txt" || true
+  sed -E 's:.*/[0-9]{20}-([A-Za-z0-9_-]{22})\.(log|indexes|rsm-manifest)$:\1:' "$work/bucket-keys.txt" | sort | uniq -c \
+    | awk '{ print $2, $1 }' >"$work/bucket-ids.txt"
+  [ -z "$(orphan_ids)" ] || die "orphans left after tsm gc: $(orphan_ids)"
+  log "tsm ls --orphans listed exactly the $(wc -l <"$work/orphan-keys.txt") orphan objects, tsm gc removed them"
 fi
 incomplete=$(awk '$2 != 3' "$work/bucket-ids.txt")
 [ -z "$incomplete" ] || die "segments without their 3 objects: $incomplete"
