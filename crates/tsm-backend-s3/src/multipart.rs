@@ -28,7 +28,7 @@ use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use tokio::task::JoinSet;
-use tsm_core::backend::{BackendError, ByteStream, ObjectKey, compensation};
+use tsm_storage::{BackendError, ByteStream, ObjectKey, compensation};
 
 use crate::client::S3Client;
 use crate::error::classify_at;

@@ -13,8 +13,6 @@ mod docs;
 pub mod effective;
 pub mod keys;
 mod rsm;
-mod secret;
-mod storage;
 
 pub use check::{ConfigProblem, KeyFiles, check};
 pub use docs::render_configuration_markdown;
@@ -24,5 +22,5 @@ pub use rsm::{
     KeyPairConfig, LifecycleConfig, LogConfig, ManifestCacheConfig, RsmConfig, UnknownKey,
     closest_key,
 };
-pub use secret::Secret;
-pub use storage::{BackendKind, BuildFuture, ConfigError, ConfigKeyDoc, StorageConfig};
+pub use tsm_storage::config::Secret;
+pub use tsm_storage::config::{BackendKind, BuildFuture, ConfigError, ConfigKeyDoc, StorageConfig};
