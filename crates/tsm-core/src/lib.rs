@@ -23,10 +23,16 @@ pub mod config;
 pub mod custom_metadata;
 pub mod engine;
 pub mod error;
-pub mod keys;
 pub mod manifest;
+pub mod object_keys;
 pub mod segment;
 pub mod transform;
+
+// Old module names, for engine code written before the renames (issue 17) on other
+// branches: `crate::keys` is `object_keys`, `crate::config::keys` is `config::names`.
+// Crate-private; remove once nothing uses them.
+#[allow(unused_imports)]
+pub(crate) use object_keys as keys;
 
 pub use backend::{BackendError, ByteRange, ByteStream, ObjectKey, ObjectMeta, StorageBackend};
 pub use config::{BackendKind, ConfigError, StorageConfig};

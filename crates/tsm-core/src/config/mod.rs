@@ -11,12 +11,15 @@
 mod check;
 mod docs;
 pub mod effective;
-pub mod keys;
+pub mod names;
 mod rsm;
 
 pub use check::{ConfigProblem, KeyFiles, check};
 pub use docs::render_configuration_markdown;
-pub use keys::{CONFIG_KEYS, JNI_KEYS};
+/// Old name of [`names`], crate-private (see the note in `lib.rs`).
+#[allow(unused_imports)]
+pub(crate) use names as keys;
+pub use names::{CONFIG_KEYS, JNI_KEYS};
 pub use rsm::{
     ChunkCacheConfig, ChunkCacheKind, CustomMetadataField, EncryptionConfig, IndexesCacheConfig,
     KeyPairConfig, LifecycleConfig, LogConfig, ManifestCacheConfig, RsmConfig, UnknownKey,
