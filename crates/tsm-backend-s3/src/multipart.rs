@@ -228,10 +228,10 @@ async fn abort_uploads_of_key(client: &S3Client, key: &ObjectKey) {
         match listed {
             Ok(page) => {
                 for u in page.uploads() {
-                    if let (Some(k), Some(id)) = (u.key(), u.upload_id()) {
-                        if k == key.as_str() {
-                            abort_upload(client, key, id).await;
-                        }
+                    if let (Some(k), Some(id)) = (u.key(), u.upload_id())
+                        && k == key.as_str()
+                    {
+                        abort_upload(client, key, id).await;
                     }
                 }
             }
