@@ -16,9 +16,13 @@
 #
 #   crates/tsm-jni/build.sh               build + JUnit tests + jar
 #   crates/tsm-jni/build.sh --skip-tests  build + jar only
+# With tests, a second library is built for NativeHooksTest only: the dev profile (reusing
+# the dependencies `cargo test` compiled) with the cargo feature test-hooks, which adds
+# NativeBridge.testHook (forced native panics). It stays in $CARGO_TARGET_DIR/debug and
+# never goes into the jar or the plugin directory.
 # Environment: CARGO_TARGET_DIR (kept if set), TSM_JNI_FEATURES (cargo features, e.g.
 # "s3 gcs azure"), TSM_JNI_PROFILE (release | dev; default release), MAVEN_ARGS (extra).
-# Needs binutils (objcopy, readelf) on Linux.
+# Needs binutils (objcopy, readelf, nm) on Linux.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -86,7 +90,19 @@ echo "$(sha256 "$native/$lib")  $lib" >"$native/.$lib.sha256.tmp" && mv -f "$nat
 mkdir -p "$here/target/test-work"
 mvn_args=(-B -ntp -Dstyle.color=never -f "$here/pom.xml" package)
 # Quiet when only packaging; with tests, keep Surefire's summary ("Tests run: ...").
-if $skip_tests; then mvn_args+=(-q -DskipTests); fi
+if $skip_tests; then
+  mvn_args+=(-q -DskipTests)
+else
+  hook_features="test-hooks${TSM_JNI_FEATURES:+ $TSM_JNI_FEATURES}"
+  echo "[tsm-jni] cargo build -p tsm-jni --features \"$hook_features\" (dev library for NativeHooksTest)" >&2
+  (cd "$root" && cargo build -p tsm-jni --features "$hook_features") >&2
+  hooks_lib="$CARGO_TARGET_DIR/debug/$lib"
+  if [[ $platform == linux-* ]] && ! nm -D --defined-only "$hooks_lib" | grep -q ' Java_io_tsm_kafka_NativeBridge_testHook$'; then
+    echo "build.sh: $hooks_lib does not export NativeBridge.testHook (feature test-hooks)" >&2
+    exit 1
+  fi
+  mvn_args+=("-Dtsm.test.hooks.library=$hooks_lib")
+fi
 echo "[tsm-jni] mvn ${mvn_args[*]} ${MAVEN_ARGS:-}" >&2
 # shellcheck disable=SC2086
 mvn "${mvn_args[@]}" ${MAVEN_ARGS:-} >&2

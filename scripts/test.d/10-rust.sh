@@ -7,5 +7,7 @@ cd "$TSM_ROOT"
 cargo fmt --all -- --check
 bash scripts/tools/hakari.sh check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The plugin's test hook (NativeBridge.testHook) is compiled only with this feature.
+cargo clippy -p tsm-jni --all-targets --locked --features test-hooks -- -D warnings
 cargo test --locked --workspace \
   --exclude tsm-backend-s3 --exclude tsm-backend-gcs --exclude tsm-backend-azure

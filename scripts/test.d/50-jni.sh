@@ -6,13 +6,17 @@
 # the jar: it holds the native library under its platform path and no Kafka/SLF4J classes;
 # and the plugin directory (crates/tsm-jni/target/plugin/): the jar beside the same library,
 # stripped (no DWARF, under 64 MiB) with a .gnu_debuglink to target/libtsm_jni.so.debug of
-# the same build-id. Needs java (17+), mvn and binutils: fails loudly when they are missing.
+# the same build-id, exporting the plugin's JNI entry points but not the test hook
+# (NativeBridge.testHook, cargo feature test-hooks: only the dev library build.sh builds for
+# NativeHooksTest has it). Needs java (17+), mvn and binutils: fails loudly when they are
+# missing.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TSM_ROOT"
 command -v java >/dev/null || die "java not found: install a JDK 17+ (e.g. apt-get install openjdk-17-jdk-headless)"
 command -v mvn >/dev/null || die "mvn not found: install Maven (e.g. apt-get install maven)"
 command -v jar >/dev/null || die "jar not found: install a full JDK (openjdk-17-jdk-headless)"
 command -v readelf >/dev/null || die "readelf not found: install binutils"
+command -v nm >/dev/null || die "nm not found: install binutils"
 
 log "building the plugin jar and running its JUnit tests"
 if ! jar_path=$(crates/tsm-jni/build.sh | tail -n 1); then
@@ -54,8 +58,16 @@ grep -q ' \.debug_line ' <<<"$(readelf -S -W "$debug")" || die "$debug has no li
 id_so=$(readelf -n "$so" | sed -n 's/^ *Build ID: *//p')
 id_debug=$(readelf -n "$debug" | sed -n 's/^ *Build ID: *//p')
 [ -n "$id_so" ] && [ "$id_so" = "$id_debug" ] || die "build-ids differ: $so '$id_so', $debug '$id_debug'"
+# The shipped library's exported symbols: the entry points NativeBridge declares, minus the
+# test hook (a native method that can panic on request has no place on a broker).
+exported=$(nm -D --defined-only "$so") || die "nm -D $so failed"
+grep -q ' Java_io_tsm_kafka_NativeBridge_liveHandles$' <<<"$exported" \
+  || die "$so exports no NativeBridge entry points (nm -D sees no Java_io_tsm_kafka_NativeBridge_liveHandles)"
+if grep ' Java_io_tsm_kafka_NativeBridge_testHook$' <<<"$exported"; then
+  die "$so exports the test hook NativeBridge.testHook: the shipped library must be built without the cargo feature test-hooks"
+fi
 so_bytes=$(wc -c <"$so")
 [ "$so_bytes" -lt $((64 * 1024 * 1024)) ] || die "$so is $so_bytes bytes: over the 64 MiB budget"
 mib() { awk -v b="$(wc -c <"$1")" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 log "sizes: jar $(mib "$jar_path"), libtsm_jni.so $(mib "$so") (build-id $id_so), plugin directory $(du -sh --apparent-size "$plugin" | cut -f1), libtsm_jni.so.debug $(mib "$debug")"
-echo "jar check: 2 passed, 0 failed"
+echo "jar check: 3 passed, 0 failed"

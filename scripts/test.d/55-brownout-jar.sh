@@ -22,14 +22,17 @@ crates/tsm-jni/build.sh --skip-tests >/dev/null || die "crates/tsm-jni/build.sh 
 source "$TSM_ROOT/scripts/services/brownout-env.sh"
 
 # Only BrownoutIT (-Dtest overrides the *IT exclude; failIfNoSpecifiedTests: a renamed class
-# fails instead of running nothing). The native library is on the test classpath as a
-# resource (target/native, filled by build.sh), exactly as for build.sh's tests.
+# fails instead of running nothing; tsm.test.hooks.skip: the pom's NativeHooksTest execution,
+# which ignores -Dtest and needs the test-hooks dev library, is step 50's). The native
+# library is on the test classpath as a resource (target/native, filled by build.sh),
+# exactly as for build.sh's tests.
 mkdir -p "$jni/target/test-work"
 log "running BrownoutIT through the plugin jar"
 start=$(date +%s)
 # shellcheck disable=SC2086
 if ! mvn -B -ntp -Dstyle.color=never -f "$jni/pom.xml" \
-    -Dtest=BrownoutIT -Dsurefire.failIfNoSpecifiedTests=true ${MAVEN_ARGS:-} test; then
+    -Dtest=BrownoutIT -Dsurefire.failIfNoSpecifiedTests=true -Dtsm.test.hooks.skip=true \
+    ${MAVEN_ARGS:-} test; then
   tail -n 60 "$jni/target/test-work/slf4j-test.log" 2>/dev/null || true
   die "BrownoutIT failed (reports: crates/tsm-jni/target/surefire-reports)"
 fi

@@ -18,7 +18,7 @@ use azure_storage_blob::models::{BlockBlobClientUploadOptions, BlockLookupList};
 use bytes::{Bytes, BytesMut};
 use futures::stream::FuturesUnordered;
 use futures::{StreamExt, TryStreamExt};
-use tsm_core::backend::{BackendError, ByteStream, ObjectKey};
+use tsm_storage::{BackendError, ByteStream, ObjectKey};
 
 use crate::client::AzureClient;
 use crate::config::{BLOCK_SIZE, MAX_BLOCKS};

@@ -21,10 +21,10 @@ use azure_storage_blob::models::{
 use azure_storage_blob::{BlobClient, BlobContainerClient, BlobContainerClientOptions};
 use futures::{StreamExt, TryStreamExt};
 use time::OffsetDateTime;
-use tsm_core::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta};
-use tsm_core::config::ConfigError;
+use tsm_storage::config::ConfigError;
+use tsm_storage::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta};
 
-use tsm_core::metrics::MetricsRegistry;
+use tsm_storage::metrics::MetricsRegistry;
 
 use crate::config::{Auth, AzureConfig, ENDPOINT_URL};
 use crate::error::classify;
@@ -390,7 +390,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::time::Duration;
 
-    use tsm_core::config::StorageConfig;
+    use tsm_storage::config::StorageConfig;
 
     use super::*;
     use crate::config::{AZURITE_ACCOUNT, AZURITE_KEY};

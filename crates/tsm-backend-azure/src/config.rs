@@ -6,7 +6,7 @@
 //! `rsm.config.storage.*` block carries over unchanged. Keys beyond the Java plugin:
 //! `azure.upload.blocks.in.flight` and `azure.max.retries`.
 
-use tsm_core::config::{ConfigError, ConfigKeyDoc, Secret, StorageConfig};
+use tsm_storage::config::{ConfigError, ConfigKeyDoc, Secret, StorageConfig};
 
 use crate::sas::AccountKey;
 

@@ -18,7 +18,7 @@ use azure_identity::{
     ClientSecretCredential, ManagedIdentityCredential, ManagedIdentityCredentialOptions,
     UserAssignedId, WorkloadIdentityCredential,
 };
-use tsm_core::config::ConfigError;
+use tsm_storage::config::ConfigError;
 
 use crate::config::ACCOUNT_KEY;
 

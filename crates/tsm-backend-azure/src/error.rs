@@ -11,7 +11,7 @@
 use std::fmt;
 
 use azure_core::error::ErrorKind;
-use tsm_core::backend::{BackendError, ByteRange, ObjectKey};
+use tsm_storage::{BackendError, ByteRange, ObjectKey};
 
 /// What the engine should make of a failed Azure call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

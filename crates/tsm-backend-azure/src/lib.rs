@@ -45,9 +45,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tsm_core::StorageBackend;
-use tsm_core::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey};
-use tsm_core::config::{BackendKind, BuildFuture, ConfigError, StorageConfig};
+use tsm_storage::StorageBackend;
+use tsm_storage::config::{BackendKind, BuildFuture, ConfigError, StorageConfig};
+use tsm_storage::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey};
 
 pub use client::AzureClient;
 pub use config::AzureConfig;

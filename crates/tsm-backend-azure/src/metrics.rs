@@ -1,7 +1,7 @@
 //! Counts every HTTP request the SDK sends to Blob Storage (each try: retries are
 //! requests) with a per-try pipeline policy ([`Policy`], installed through
 //! `ClientOptions::per_try_policies`), into the engine's registry
-//! ([`tsm_core::config::StorageConfig::metrics`]).
+//! ([`tsm_storage::config::StorageConfig::metrics`]).
 //!
 //! Names (the request kinds of the Java plugin's `azure-blob-storage-client-metrics`):
 //! `client.azure.blob-get.requests` (GET of a blob: downloads),
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use azure_core::http::policies::{Policy, PolicyResult};
 use azure_core::http::{Context, Method, Request};
-use tsm_core::metrics::{Counter, MetricsRegistry};
+use tsm_storage::metrics::{Counter, MetricsRegistry};
 
 /// The request kinds counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use common::{BLOCK, backend, body, build, container_name, data, get, read_all, s
 use futures::StreamExt;
 use tsm_backend_azure::config::{AZURITE_ACCOUNT, AZURITE_KEY};
 use tsm_backend_azure::sas::{AccountKey, blob_account_sas};
-use tsm_core::backend::{ByteRange, ObjectKey, StorageBackend};
+use tsm_storage::{ByteRange, ObjectKey, StorageBackend};
 
 fn endpoint(s: &BTreeMap<String, String>) -> String {
     s["azure.endpoint.url"].clone()
@@ -82,7 +82,7 @@ async fn azurite_range_deviations_guarded() {
         let r = ByteRange::new(s, e).expect("range");
         let err = b.fetch(&empty, Some(r)).await.err().expect("invalid");
         assert!(
-            matches!(err, tsm_core::backend::BackendError::InvalidRange { .. }),
+            matches!(err, tsm_storage::BackendError::InvalidRange { .. }),
             "{r} on 0 bytes: {err}"
         );
     }
@@ -94,7 +94,7 @@ async fn azurite_range_deviations_guarded() {
         let r = ByteRange::new(s, e).expect("range");
         let err = b.fetch(&key, Some(r)).await.err().expect("invalid");
         assert!(
-            matches!(err, tsm_core::backend::BackendError::InvalidRange { .. }),
+            matches!(err, tsm_storage::BackendError::InvalidRange { .. }),
             "{r} on 10 bytes: {err}"
         );
     }
@@ -262,7 +262,7 @@ async fn failed_block_upload_leaves_previous_state() {
         let head = body(&data(n, 9), 10_000);
         let key = key.clone();
         let tail = futures::stream::once(async move {
-            Err(tsm_core::backend::BackendError::Other {
+            Err(tsm_storage::BackendError::Other {
                 key,
                 detail: "injected body failure".into(),
                 source: None,
@@ -386,8 +386,7 @@ fn ranged_reads_match_the_model() {
                     prop_assert_eq!(&bytes[..], &d[start as usize..=end], "{}", r);
                 }
                 Err(e) => prop_assert!(
-                    start >= size
-                        && matches!(e, tsm_core::backend::BackendError::InvalidRange { .. }),
+                    start >= size && matches!(e, tsm_storage::BackendError::InvalidRange { .. }),
                     "{r} on {size} bytes: {e}"
                 ),
             }

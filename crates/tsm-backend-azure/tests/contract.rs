@@ -1,11 +1,11 @@
-//! The tsm-core backend contract suite (`tsm_core::contract`) against real Azurite, with
+//! The tsm-storage backend contract suite (`tsm_storage::contract`) against real Azurite, with
 //! the test settings (100 KiB blocks, 3 in flight) and again with one block in flight and
 //! a connection string; the large object spans several blocks and ends in a short one.
 
 mod common;
 
 use common::{BLOCK, backend};
-use tsm_core::contract::{ContractOptions, run_all};
+use tsm_storage::contract::{ContractOptions, run_all};
 
 fn opts() -> ContractOptions {
     ContractOptions::default()

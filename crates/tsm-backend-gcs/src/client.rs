@@ -32,8 +32,8 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::{Method, StatusCode};
 
 use crate::metrics::RequestMetrics;
-use tsm_core::backend::{ByteStream, ListStream, ObjectMeta};
-use tsm_core::{BackendError, ByteRange, ObjectKey};
+use tsm_storage::{BackendError, ByteRange, ObjectKey};
+use tsm_storage::{ByteStream, ListStream, ObjectMeta};
 
 use crate::config::GcsConfig;
 use crate::error::{Failure, Op, classify};

@@ -9,8 +9,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use tsm_core::config::{ConfigKeyDoc, Secret};
-use tsm_core::{ConfigError, StorageConfig};
+use tsm_storage::config::{ConfigKeyDoc, Secret};
+use tsm_storage::{ConfigError, StorageConfig};
 
 /// `storage.gcs.bucket.name`: the bucket holding the objects (required).
 pub const BUCKET_NAME: &str = "gcs.bucket.name";

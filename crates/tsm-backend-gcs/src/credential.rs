@@ -8,7 +8,7 @@
 //! keys, re-minted workload identity federation configs), like the Java plugin's
 //! `ReloadableCredentialsProvider`.
 //!
-//! Secrets: the inline JSON is held in a `tsm_core::config::Secret` (zeroized on drop) by
+//! Secrets: the inline JSON is held in a `tsm_storage::config::Secret` (zeroized on drop) by
 //! the config; the parsed copy handed to google-cloud-auth lives inside the SDK, which we
 //! cannot zeroize.
 

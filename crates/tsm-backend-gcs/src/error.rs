@@ -7,8 +7,8 @@
 //! error names the bucket (`gs://bucket`), the object ([`ObjectKey`]'s `Display`, prefix
 //! masked when `key.prefix.mask` is set) and the HTTP status.
 
-use tsm_core::backend::BoxError;
-use tsm_core::{BackendError, ByteRange, ObjectKey};
+use tsm_storage::BoxError;
+use tsm_storage::{BackendError, ByteRange, ObjectKey};
 
 /// Which call failed; decides how 416 is read and names the operation in messages.
 #[derive(Clone, Copy, Debug)]

@@ -6,7 +6,7 @@
 //! `storage.gcs.*` keys in [`KEYS`] (see [`config`]).
 //!
 //! # Brief overview
-//! [`GcsBackend`] receives object bytes from tsm-core's engine (`.log`, `.indexes`,
+//! [`GcsBackend`] receives object bytes from tsm-storage's engine (`.log`, `.indexes`,
 //! `.rsm-manifest` objects) and stores them in the bucket; it streams them back for the
 //! broker's fetches. Uploads and reads go through Google's `google-cloud-storage` crate;
 //! list, delete and stat through the GCS JSON API (`client.rs` says why).
@@ -40,9 +40,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tsm_core::backend::{ByteStream, ListStream};
-use tsm_core::config::BuildFuture;
-use tsm_core::{BackendError, BackendKind, ByteRange, ConfigError, ObjectKey, StorageBackend};
+use tsm_storage::config::BuildFuture;
+use tsm_storage::{BackendError, BackendKind, ByteRange, ConfigError, ObjectKey, StorageBackend};
+use tsm_storage::{ByteStream, ListStream};
 
 pub use config::{CredentialsSource, GcsConfig, KEYS};
 
@@ -58,7 +58,7 @@ pub static KIND: BackendKind = BackendKind {
     validate: |storage| GcsConfig::from_storage(storage).map(drop),
 };
 
-fn build_kind(storage: tsm_core::StorageConfig) -> BuildFuture {
+fn build_kind(storage: tsm_storage::StorageConfig) -> BuildFuture {
     Box::pin(async move {
         let config = GcsConfig::from_storage(&storage)?;
         let backend = GcsBackend::with_metrics(config, storage.metrics()).await?;
@@ -83,7 +83,7 @@ impl GcsBackend {
     /// (unreadable file, unsupported JSON type), or `storage.gcs.endpoint.url` when the
     /// client cannot be built.
     pub async fn new(config: GcsConfig) -> Result<Self, ConfigError> {
-        Self::with_metrics(config, &tsm_core::metrics::MetricsRegistry::new()).await
+        Self::with_metrics(config, &tsm_storage::metrics::MetricsRegistry::new()).await
     }
 
     /// As [`GcsBackend::new`], counting requests into `registry` ([`metrics`]).
@@ -92,7 +92,7 @@ impl GcsBackend {
     /// As [`GcsBackend::new`].
     pub async fn with_metrics(
         config: GcsConfig,
-        registry: &tsm_core::metrics::MetricsRegistry,
+        registry: &tsm_storage::metrics::MetricsRegistry,
     ) -> Result<Self, ConfigError> {
         let key = match &config.credentials {
             CredentialsSource::Json(_) => "storage.gcs.credentials.json",

@@ -1,5 +1,5 @@
 //! Counts the backend's requests to GCS into the engine's registry
-//! ([`tsm_core::config::StorageConfig::metrics`]), at the call sites (the Storage SDK has
+//! ([`tsm_storage::config::StorageConfig::metrics`]), at the call sites (the Storage SDK has
 //! no per-request hook): the request kinds of the Java plugin's `gcs-client-metrics`.
 //!
 //! - `client.gcs.object-get.requests`: object reads (`read_object`, one per fetch).
@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use tsm_core::metrics::{Counter, MetricsRegistry};
+use tsm_storage::metrics::{Counter, MetricsRegistry};
 
 /// The counters; one set per backend.
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@ use futures::{StreamExt, TryStreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tsm_backend_gcs::{GcsBackend, GcsConfig};
-use tsm_core::{BackendError, ByteRange, ObjectKey, StorageBackend, StorageConfig};
+use tsm_storage::{BackendError, ByteRange, ObjectKey, StorageBackend, StorageConfig};
 
 /// Answers every request with `status` and a GCS-style JSON error; counts requests.
 struct Canned {

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use tsm_backend_gcs::{GcsBackend, GcsConfig, KIND};
-use tsm_core::backend::ByteStream;
-use tsm_core::{BackendError, ByteRange, ObjectKey, StorageBackend, StorageConfig};
+use tsm_storage::ByteStream;
+use tsm_storage::{BackendError, ByteRange, ObjectKey, StorageBackend, StorageConfig};
 
 /// The resumable upload quantum, used as the test chunk size to get many chunks cheaply.
 const Q: usize = 256 * 1024;
@@ -441,13 +441,13 @@ async fn kind_builds_from_java_plugin_keys() {
     assert_eq!(back, b"hello");
 }
 
-/// One test per property of tsm-core's backend contract suite, each on its own bucket,
+/// One test per property of tsm-storage's backend contract suite, each on its own bucket,
 /// with 256 KiB resumable chunks so the large object spans several chunks.
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
         mod contract {
             use super::*;
-            use tsm_core::contract::{self, ContractOptions};
+            use tsm_storage::contract::{self, ContractOptions};
 
             fn opts() -> ContractOptions {
                 ContractOptions::default().with_large_object_size(3 * Q as u64 + 1)
@@ -497,8 +497,8 @@ async fn contract_suite_with_default_chunk_size() {
     let mut config = GcsConfig::from_storage(&StorageConfig::new(map)).unwrap();
     config.max_attempts = 2;
     let b = GcsBackend::new(config).await.unwrap();
-    let opts = tsm_core::contract::ContractOptions::default()
+    let opts = tsm_storage::contract::ContractOptions::default()
         .with_large_object_size(25 * 1024 * 1024 + 1)
         .with_many_keys(50);
-    tsm_core::contract::run_all(&b, &opts).await;
+    tsm_storage::contract::run_all(&b, &opts).await;
 }

@@ -19,8 +19,8 @@ use aws_sdk_s3::primitives::ByteStream as SdkByteStream;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier, ServerSideEncryption};
 use bytes::Bytes;
 use futures::StreamExt;
-use tsm_core::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta};
-use tsm_core::config::ConfigError;
+use tsm_storage::config::ConfigError;
+use tsm_storage::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta};
 
 use crate::config::{self, CredentialsSource, S3Config, Sse};
 use crate::credential::FileCredentials;
@@ -395,7 +395,7 @@ pub(crate) mod tests {
     use super::*;
     use std::collections::BTreeMap;
     use std::time::Duration;
-    use tsm_core::config::StorageConfig;
+    use tsm_storage::config::StorageConfig;
 
     async fn client(extra: &[(&str, &str)]) -> Client {
         let mut m: BTreeMap<String, String> = [

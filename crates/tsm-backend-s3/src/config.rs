@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use aws_sdk_s3::types::StorageClass;
-use tsm_core::config::{ConfigError, ConfigKeyDoc, Secret, StorageConfig};
+use tsm_storage::config::{ConfigError, ConfigKeyDoc, Secret, StorageConfig};
 
 /// `s3.bucket.name`
 pub const BUCKET_NAME: &str = "s3.bucket.name";

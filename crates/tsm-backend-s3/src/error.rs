@@ -13,7 +13,7 @@
 
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::http::Response;
-use tsm_core::backend::{BackendError, ByteRange, ObjectKey};
+use tsm_storage::{BackendError, ByteRange, ObjectKey};
 
 /// What the engine should make of a failed S3 call, decided from the status and code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -39,9 +39,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tsm_core::StorageBackend;
-use tsm_core::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey};
-use tsm_core::config::{BackendKind, BuildFuture, ConfigError, StorageConfig};
+use tsm_storage::StorageBackend;
+use tsm_storage::config::{BackendKind, BuildFuture, ConfigError, StorageConfig};
+use tsm_storage::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey};
 
 pub use client::S3Client;
 pub use config::S3Config;
@@ -80,14 +80,14 @@ impl S3Backend {
     /// Builds the backend from a parsed [`S3Config`] (request metrics go to a private
     /// registry).
     pub async fn new(cfg: S3Config) -> Result<Self, ConfigError> {
-        Self::with_metrics(cfg, &tsm_core::metrics::MetricsRegistry::new()).await
+        Self::with_metrics(cfg, &tsm_storage::metrics::MetricsRegistry::new()).await
     }
 
     /// Builds the backend from a parsed [`S3Config`], counting its requests into
     /// `registry` ([`metrics`]).
     pub async fn with_metrics(
         cfg: S3Config,
-        registry: &tsm_core::metrics::MetricsRegistry,
+        registry: &tsm_storage::metrics::MetricsRegistry,
     ) -> Result<Self, ConfigError> {
         let sdk = client::build_client_with(&cfg, metrics::RequestMetrics::new(registry)).await?;
         Ok(Self {

@@ -1,6 +1,6 @@
 //! Counts every HTTP request the SDK sends (each attempt: retries are requests) with an
 //! SDK interceptor ([`Intercept`]), into the engine's registry
-//! ([`tsm_core::config::StorageConfig::metrics`]).
+//! ([`tsm_storage::config::StorageConfig::metrics`]).
 //!
 //! Names, by S3 operation (`Metadata::name` of the SDK, kebab-cased: `put-object`,
 //! `get-object`, `create-multipart-upload`, `upload-part`, `complete-multipart-upload`,
@@ -30,7 +30,7 @@ use aws_smithy_runtime_api::client::interceptors::context::{
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::{ConfigBag, Storable, StoreReplace};
-use tsm_core::metrics::{Counter, LatencyHistogram, MetricsRegistry};
+use tsm_storage::metrics::{Counter, LatencyHistogram, MetricsRegistry};
 
 /// When the current attempt's request went on the wire (kept in the request's config bag;
 /// removed when the attempt ends, so an attempt that never reached the wire counts nothing).

@@ -28,7 +28,7 @@ use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use tokio::task::JoinSet;
-use tsm_core::backend::{BackendError, ByteStream, ObjectKey, compensation};
+use tsm_storage::{BackendError, ByteStream, ObjectKey, compensation};
 
 use crate::client::S3Client;
 use crate::error::classify_at;
@@ -228,10 +228,10 @@ async fn abort_uploads_of_key(client: &S3Client, key: &ObjectKey) {
         match listed {
             Ok(page) => {
                 for u in page.uploads() {
-                    if let (Some(k), Some(id)) = (u.key(), u.upload_id()) {
-                        if k == key.as_str() {
-                            abort_upload(client, key, id).await;
-                        }
+                    if let (Some(k), Some(id)) = (u.key(), u.upload_id())
+                        && k == key.as_str()
+                    {
+                        abort_upload(client, key, id).await;
                     }
                 }
             }

@@ -55,11 +55,11 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 use tsm_backend_s3::S3Backend;
-use tsm_core::backend::{ObjectKey, StorageBackend};
-use tsm_core::config::StorageConfig;
 use tsm_core::{
     IndexType, KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata, RemoteStorageManager, RsmError,
 };
+use tsm_storage::config::StorageConfig;
+use tsm_storage::{ObjectKey, StorageBackend};
 
 /// Every engine deadline of these tests.
 const DEADLINE_MS: u64 = 2000;
@@ -398,18 +398,18 @@ fn segment(dir: &Path, log_size: usize, seed: u64) -> Segment {
         p
     };
     let log = common::data(log_size, seed as u8);
-    let offset_index = tsm_core::contract::pattern_vec(seed + 1000, OFFSET_INDEX_SIZE);
+    let offset_index = tsm_storage::contract::pattern_vec(seed + 1000, OFFSET_INDEX_SIZE);
     let data = LogSegmentData {
         log_segment: write("00000000000000001000.log", &log),
         offset_index: write("00000000000000001000.index", &offset_index),
         time_index: write(
             "00000000000000001000.timeindex",
-            &tsm_core::contract::pattern_vec(seed + 2000, 12 * 1024),
+            &tsm_storage::contract::pattern_vec(seed + 2000, 12 * 1024),
         ),
         transaction_index: None,
         producer_snapshot_index: write(
             "00000000000000001000.snapshot",
-            &tsm_core::contract::pattern_vec(seed + 3000, 1000),
+            &tsm_storage::contract::pattern_vec(seed + 3000, 1000),
         ),
         leader_epoch_index: Bytes::from_static(b"0\n1\n0 1000\n"),
     };

@@ -1,11 +1,11 @@
-//! The tsm-core backend contract suite (`tsm_core::contract`) against real MinIO, with the
+//! The tsm-storage backend contract suite (`tsm_storage::contract`) against real MinIO, with the
 //! default settings and again with a single part in flight; the large object spans
 //! several multipart parts and ends in a short one.
 
 mod common;
 
 use common::{PART, backend};
-use tsm_core::contract::{ContractOptions, run_all};
+use tsm_storage::contract::{ContractOptions, run_all};
 
 fn opts() -> ContractOptions {
     ContractOptions::default()

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bytes::Bytes;
 use common::{PART, backend, body, data, get, pending_uploads};
 use futures::StreamExt;
-use tsm_core::backend::{BackendError, ObjectKey, StorageBackend};
+use tsm_storage::{BackendError, ObjectKey, StorageBackend};
 
 fn run(var: &str) {
     let cmd = std::env::var(var).unwrap_or_else(|_| {

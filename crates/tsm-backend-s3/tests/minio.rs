@@ -9,8 +9,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::{PART, backend, body, data, etag, get, pending_uploads, read_all};
 use futures::StreamExt;
-use tsm_core::backend::{BackendError, ByteRange, ByteStream, ObjectKey, StorageBackend};
-use tsm_core::config::StorageConfig;
+use tsm_storage::config::StorageConfig;
+use tsm_storage::{BackendError, ByteRange, ByteStream, ObjectKey, StorageBackend};
 
 fn range(s: u64, e: u64) -> Option<ByteRange> {
     ByteRange::new(s, e)
@@ -61,7 +61,7 @@ async fn requests_are_counted_by_operation() {
     let bucket = common::bucket_name("metrics");
     common::create_bucket(&settings, &bucket).await;
     settings.insert("s3.bucket.name".into(), bucket);
-    let registry = tsm_core::metrics::MetricsRegistry::new();
+    let registry = tsm_storage::metrics::MetricsRegistry::new();
     let b = (tsm_backend_s3::KIND.build)(StorageConfig::new(settings).with_metrics(&registry))
         .await
         .unwrap();

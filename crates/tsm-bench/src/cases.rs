@@ -262,7 +262,7 @@ async fn stored_log_bytes(
     engine: &RemoteStorageManager,
     meta: &tsm_core::RemoteLogSegmentMetadata,
 ) -> Result<u64> {
-    let key = tsm_core::keys::SegmentKeys::for_copy(meta, "", false).log;
+    let key = tsm_core::object_keys::SegmentKeys::for_copy(meta, "", false).log;
     let mut list = engine.backend().list(&key);
     while let Some(m) = list.next().await {
         let m = m.with_context(|| format!("listing {key}"))?;

@@ -116,13 +116,13 @@ impl BatchWalker {
             ));
         }
         let last = base.saturating_add(i64::from(i32_at(23)));
-        if let Some(prev) = self.summary.last_offset {
-            if base <= prev {
-                return self.fail(format!(
-                    "batch base offset {base} does not follow the previous batch's last \
-                     offset {prev}"
-                ));
-            }
+        if let Some(prev) = self.summary.last_offset
+            && base <= prev
+        {
+            return self.fail(format!(
+                "batch base offset {base} does not follow the previous batch's last \
+                 offset {prev}"
+            ));
         }
         if last < base {
             return self.fail(format!(

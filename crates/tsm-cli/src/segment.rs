@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
 use tsm_core::custom_metadata::CustomMetadata;
-use tsm_core::keys::{INDEXES_SUFFIX, LOG_SUFFIX, MANIFEST_SUFFIX, SegmentKeys};
+use tsm_core::object_keys::{INDEXES_SUFFIX, LOG_SUFFIX, MANIFEST_SUFFIX, SegmentKeys};
 use tsm_core::{KafkaUuid, ObjectKey, ObjectMeta, RemoteLogSegmentMetadata, StorageBackend};
 
 use crate::error::{CliError, CliResult};

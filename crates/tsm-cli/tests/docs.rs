@@ -47,7 +47,7 @@ fn every_plugin_key_in_the_sources_is_documented() {
         assert!(
             reference.contains(&format!("| `{key}` |")),
             "{key} (named in {file}) is not in docs/configuration.md: declare it in \
-             tsm_core::config::keys (JNI_KEYS or CONFIG_KEYS) and regenerate"
+             tsm_core::config::names (JNI_KEYS or CONFIG_KEYS) and regenerate"
         );
     }
 }

@@ -449,7 +449,7 @@ fn node_id_is_a_known_key() {
     p.insert("node.id".into(), "7".into());
     let c = RsmConfig::from_props(p, KINDS).expect("valid");
     assert_eq!(c.broker_id, Some(7));
-    assert!(tsm_core::config::keys::is_core_key("node.id"));
+    assert!(tsm_core::config::names::is_core_key("node.id"));
     let e = err(&[("node.id", "seven")]);
     assert_eq!(e.key, "node.id");
 }

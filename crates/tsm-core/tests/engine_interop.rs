@@ -11,8 +11,8 @@ use engine_support::*;
 use futures::{StreamExt, stream};
 use tsm_codec::{ChunkIndex, compression, sizes_codec};
 use tsm_core::engine::CompressionMode;
-use tsm_core::keys::SegmentKeys;
 use tsm_core::manifest::{ChunkIndexJson, SegmentManifest};
+use tsm_core::object_keys::SegmentKeys;
 use tsm_core::{IndexType, ObjectKey};
 use tsm_crypto::{Aad, ChunkCipher, DataKey};
 

@@ -21,7 +21,7 @@ use sha3::Sha3_512;
 use zeroize::Zeroizing;
 
 use crate::data_key_string::{format_data_key, parse_data_key, validate_key_pair_id};
-use crate::keys::DATA_KEY_LEN;
+use crate::segment_secrets::DATA_KEY_LEN;
 use crate::{CryptoError, DataKey};
 
 /// Smallest accepted RSA modulus in bits. (RSA-OAEP with SHA3-512 cannot even carry a

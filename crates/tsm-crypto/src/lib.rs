@@ -43,10 +43,10 @@ mod chunk;
 mod data_key_string;
 mod error;
 mod keyring;
-mod keys;
+mod segment_secrets;
 
 pub use chunk::{ChunkCipher, ENCRYPTION_OVERHEAD, IV_LEN, TAG_LEN};
 pub use data_key_string::{format_data_key, parse_data_key, validate_key_pair_id};
 pub use error::CryptoError;
 pub use keyring::{KeyPair, KeyRing, MIN_MODULUS_BITS};
-pub use keys::{AAD_LEN, Aad, DATA_KEY_LEN, DataKey};
+pub use segment_secrets::{AAD_LEN, Aad, DATA_KEY_LEN, DataKey};

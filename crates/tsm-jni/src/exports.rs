@@ -470,10 +470,12 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_liveHandles<'l>(
     })
 }
 
-/// `long testHook(long inst, int what, String msg)`: TEST ONLY, not reachable from the
-/// plugin's public API. `what`: 1 = panic in this entry point, 2 = return an op whose
-/// task panics, 3 = log `msg` at warn and error level, 4 = an op that never finishes
-/// (for interrupt tests).
+/// `long testHook(long inst, int what, String msg)`: TEST ONLY, compiled only with the
+/// cargo feature `test-hooks` (the JUnit `NativeHooksTest` loads such a dev build; the
+/// shipped library lacks the symbol, so a call there is an `UnsatisfiedLinkError`).
+/// `what`: 1 = panic in this entry point, 2 = return an op whose task panics, 3 = log
+/// `msg` at warn and error level, 4 = an op that never finishes (for interrupt tests).
+#[cfg(feature = "test-hooks")]
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_tsm_kafka_NativeBridge_testHook<'l>(
     mut env: EnvUnowned<'l>,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tsm_core::RemoteStorageManager;
 use tsm_core::config::LogConfig;
 use tsm_core::config::effective::{effective_settings, render_settings, secret_values};
-use tsm_core::config::keys::STORAGE_BACKEND_CLASS;
+use tsm_core::config::names::STORAGE_BACKEND_CLASS;
 
 use crate::logging;
 use crate::ops::{self, OpError, OpValue};
@@ -18,10 +18,10 @@ use crate::runtime::InstanceRuntime;
 
 /// Keys with this prefix belong to the JNI layer and are removed before the engine sees
 /// the configuration (declared in tsm-core's `JNI_KEYS`, with their docs).
-pub use tsm_core::config::keys::JNI_KEY_PREFIX;
+pub use tsm_core::config::names::JNI_KEY_PREFIX;
 
 /// `tsm.jni.worker.threads`: tokio worker threads per plugin instance (0 = one per core).
-pub use tsm_core::config::keys::JNI_WORKER_THREADS as WORKER_THREADS_KEY;
+pub use tsm_core::config::names::JNI_WORKER_THREADS as WORKER_THREADS_KEY;
 
 /// One configured `TsmRemoteStorageManager`.
 pub struct Instance {
@@ -68,12 +68,12 @@ pub fn configure_start(mut props: BTreeMap<String, String>) -> u64 {
         .map(|v| v.trim().parse::<usize>())
     {
         None => 0,
-        Some(Ok(n)) if n as u64 <= tsm_core::config::keys::JNI_WORKER_THREADS_MAX => n,
+        Some(Ok(n)) if n as u64 <= tsm_core::config::names::JNI_WORKER_THREADS_MAX => n,
         Some(_) => {
             return ops::ready(Err(OpError::error(format!(
                 "invalid configuration {WORKER_THREADS_KEY}={}: an integer from 0 to {}",
                 props.get(WORKER_THREADS_KEY).map_or("", |v| v.as_str()),
-                tsm_core::config::keys::JNI_WORKER_THREADS_MAX
+                tsm_core::config::names::JNI_WORKER_THREADS_MAX
             ))));
         }
     };

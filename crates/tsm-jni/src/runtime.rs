@@ -63,7 +63,7 @@ impl InstanceRuntime {
         let m = self.handle().metrics();
         let workers = m.num_workers();
         let active = (0..workers)
-            .filter(|&w| m.worker_park_unpark_count(w) % 2 == 0)
+            .filter(|&w| m.worker_park_unpark_count(w).is_multiple_of(2))
             .count();
         vec![
             ("runtime.workers".into(), workers as u64),

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use tsm_backend_azure::AzureBackend;
 use tsm_backend_azure::config::AZURITE_KEY;
-use tsm_core::backend::{ByteStream, ObjectKey, StorageBackend};
-use tsm_core::config::StorageConfig;
-use tsm_core::contract;
+use tsm_storage::config::StorageConfig;
+use tsm_storage::contract;
+use tsm_storage::{ByteStream, ObjectKey, StorageBackend};
 
 /// Block size used by the tests: the minimum, 100 KiB.
 pub(crate) const BLOCK: usize = 100 * 1024;
@@ -89,7 +89,7 @@ pub(crate) async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<AzureB
     Some(b)
 }
 
-/// `n` bytes of a recognisable pattern (test stream `seed` of `tsm_core::contract`).
+/// `n` bytes of a recognisable pattern (test stream `seed` of `tsm_storage::contract`).
 pub(crate) fn data(n: usize, seed: u8) -> Vec<u8> {
     contract::pattern_vec(u64::from(seed), n)
 }

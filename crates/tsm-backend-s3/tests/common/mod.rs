@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use tsm_backend_s3::S3Backend;
-use tsm_core::backend::{ByteStream, ObjectKey, StorageBackend};
-use tsm_core::config::StorageConfig;
-use tsm_core::contract;
+use tsm_storage::config::StorageConfig;
+use tsm_storage::contract;
+use tsm_storage::{ByteStream, ObjectKey, StorageBackend};
 
 /// Part size used by the tests: the S3 minimum, 5 MiB.
 pub(crate) const PART: usize = 5 * 1024 * 1024;
@@ -97,7 +97,7 @@ pub(crate) async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<S3Back
     )
 }
 
-/// `n` bytes of a recognisable pattern (test stream `seed` of `tsm_core::contract`).
+/// `n` bytes of a recognisable pattern (test stream `seed` of `tsm_storage::contract`).
 pub(crate) fn data(n: usize, seed: u8) -> Vec<u8> {
     contract::pattern_vec(u64::from(seed), n)
 }

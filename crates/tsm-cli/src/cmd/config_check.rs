@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use tsm_core::config::effective::effective_settings;
-use tsm_core::config::keys::{self, is_core_key};
+use tsm_core::config::names::{self, is_core_key};
 use tsm_core::config::{self, ConfigProblem, KeyFiles};
 
 use crate::error::{CliError, CliResult};
@@ -71,8 +71,8 @@ pub(crate) fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> 
             _ => {
                 ignored += 1;
                 // broker.id / node.id are the broker's own keys (it adds them for the plugin).
-                let broker_key = k == keys::BROKER_ID || k == keys::NODE_ID;
-                if !broker_key && (is_core_key(&k) || k.starts_with(keys::STORAGE_PREFIX)) {
+                let broker_key = k == names::BROKER_ID || k == names::NODE_ID;
+                if !broker_key && (is_core_key(&k) || k.starts_with(names::STORAGE_PREFIX)) {
                     problems.push((
                         k.clone(),
                         format!(
@@ -107,7 +107,7 @@ pub(crate) fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> 
         problems.push((written, message));
     }
     let effective = props
-        .get(keys::STORAGE_BACKEND_CLASS)
+        .get(names::STORAGE_BACKEND_CLASS)
         .and_then(|class| KINDS.iter().find(|k| k.matches(class)))
         .map(|kind| effective_settings(&props, kind))
         .unwrap_or_default();

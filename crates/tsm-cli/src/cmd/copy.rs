@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use serde_json::json;
 use tsm_core::custom_metadata::CustomMetadata;
-use tsm_core::keys::SegmentKeys;
+use tsm_core::object_keys::SegmentKeys;
 use tsm_core::{KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata};
 
 use crate::cli::CopyArgs;

@@ -131,7 +131,7 @@ pub(crate) async fn verify_segment(ctx: &Context, seg: &SegmentRef) -> SegmentRe
                         IndexType::Transaction => TXN_ENTRY,
                         _ => 1,
                     };
-                    if len % entry != 0 {
+                    if !len.is_multiple_of(entry) {
                         r.problems.push(format!(
                             "{} index: {len} bytes, not a multiple of its {entry}-byte entries",
                             t.java_name()

@@ -234,7 +234,7 @@ impl World {
         };
         rt.block_on(rsm.copy_log_segment_data(&meta, &data))
             .expect("engine copy");
-        let main_path = tsm_core::keys::main_path(&meta);
+        let main_path = tsm_core::object_keys::main_path(&meta);
         Written {
             meta,
             log,

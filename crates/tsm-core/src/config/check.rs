@@ -14,7 +14,7 @@ use std::fmt;
 
 use tsm_crypto::{CryptoError, KeyPair};
 
-use super::keys::{ENCRYPTION_KEY_PAIRS, ENCRYPTION_KEY_PAIRS_PREFIX};
+use super::names::{ENCRYPTION_KEY_PAIRS, ENCRYPTION_KEY_PAIRS_PREFIX};
 use super::rsm::{Problems, UnknownKey, unknown_keys};
 use super::{BackendKind, ConfigError, RsmConfig};
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::keys::{ENCRYPTION_KEY_PAIRS_PREFIX, JNI_KEYS};
+use super::names::{ENCRYPTION_KEY_PAIRS_PREFIX, JNI_KEYS};
 use super::{BackendKind, CONFIG_KEYS, ConfigKeyDoc};
 
 /// What a secret value is shown as.

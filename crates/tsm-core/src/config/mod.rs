@@ -11,18 +11,19 @@
 mod check;
 mod docs;
 pub mod effective;
-pub mod keys;
+pub mod names;
 mod rsm;
-mod secret;
-mod storage;
 
 pub use check::{ConfigProblem, KeyFiles, check};
 pub use docs::render_configuration_markdown;
-pub use keys::{CONFIG_KEYS, JNI_KEYS};
+/// Old name of [`names`], crate-private (see the note in `lib.rs`).
+#[allow(unused_imports)]
+pub(crate) use names as keys;
+pub use names::{CONFIG_KEYS, JNI_KEYS};
 pub use rsm::{
     ChunkCacheConfig, ChunkCacheKind, CustomMetadataField, EncryptionConfig, IndexesCacheConfig,
     KeyPairConfig, LifecycleConfig, LogConfig, ManifestCacheConfig, RsmConfig, UnknownKey,
     closest_key,
 };
-pub use secret::Secret;
-pub use storage::{BackendKind, BuildFuture, ConfigError, ConfigKeyDoc, StorageConfig};
+pub use tsm_storage::config::Secret;
+pub use tsm_storage::config::{BackendKind, BuildFuture, ConfigError, ConfigKeyDoc, StorageConfig};

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tracing_subscriber::filter::LevelFilter;
 
-use super::keys::*;
+use super::names::*;
 use super::{BackendKind, ConfigError, ConfigKeyDoc, StorageConfig};
 
 /// A KIP-917 custom metadata field (`custom.metadata.fields.include`), in the Java

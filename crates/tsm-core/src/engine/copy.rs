@@ -26,14 +26,14 @@ use tsm_codec::{ChunkIndex, ChunkIndexBuilder, chunking, ordered_transform};
 use super::lifecycle::{CopyGuard, budget};
 use super::{CopyOutcome, EngineShared, ObjectType, segment_name};
 use crate::backend::{BackendError, ObjectKey};
-use crate::config::keys as config_keys;
+use crate::config::names;
 use crate::custom_metadata::{CustomMetadata, encoded_len_upper_bound};
 use crate::engine::options::CompressionMode;
-use crate::keys::SegmentKeys;
 use crate::manifest::{
     ChunkIndexJson, EncryptionJson, MANIFEST_VERSION, SegmentIndexJson, SegmentIndexes,
     SegmentManifest, metadata_json,
 };
+use crate::object_keys::SegmentKeys;
 use crate::transform::{SegmentTransform, TransformError, new_segment_encryption};
 use crate::{IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError};
 
@@ -118,7 +118,7 @@ pub(super) async fn copy(
                 inner.backend.upload_buffer_bytes(),
             ),
             inner.lifecycle.deadlines.upload,
-            config_keys::STORAGE_UPLOAD_TIMEOUT_MS,
+            names::STORAGE_UPLOAD_TIMEOUT_MS,
             || format!("copy of {}", segment_name(metadata)),
         )
         .await?;

@@ -10,11 +10,12 @@
 //!   [`EngineOptions::max_get_bytes`] -> decrypt / decompress -> the exact byte range,
 //!   lazily; `cached.rs` does the same through the chunk cache with prefetch when
 //!   `fetch.chunk.cache.class` is set.
-//! - `index.rs`: one ranged GET of one index's stored bytes in `.indexes` (cached).
+//! - `fetch_index.rs`: fetchIndex, one ranged GET of one index's stored bytes in
+//!   `.indexes` (cached).
 //! - `delete.rs`: the three keys in one batched delete; idempotent.
 //!
 //! Reads and delete honour `object_prefix` / `object_key` from the segment's KIP-917 custom
-//! metadata ([`crate::keys::SegmentKeys::for_read`]).
+//! metadata ([`crate::object_keys::SegmentKeys::for_read`]).
 //!
 //! # Lifecycle: deadlines, memory, clean-up
 //! Every call runs inside [`lifecycle`]: each store call is bounded by the deadlines (the
@@ -40,7 +41,7 @@ mod cached;
 mod copy;
 mod delete;
 mod fetch;
-mod index;
+mod fetch_index;
 pub mod lifecycle;
 mod options;
 mod stats;
@@ -57,9 +58,9 @@ use tracing::Instrument;
 use crate::cache::{AsyncCache, Bound, ChunkCache};
 use crate::config::RsmConfig;
 use crate::custom_metadata::CustomMetadata;
-use crate::keys::SegmentKeys;
 use crate::metrics::MetricsRegistry;
 pub use crate::metrics::MetricsSnapshot;
+use crate::object_keys::SegmentKeys;
 use crate::{
     BackendKind, IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError, StorageBackend,
 };
@@ -353,7 +354,7 @@ impl RemoteStorageManager {
             index = index.java_name()
         );
         let t = Instant::now();
-        let r = index::fetch_index(&self.inner, metadata, index)
+        let r = fetch_index::fetch_index(&self.inner, metadata, index)
             .instrument(span)
             .await;
         self.inner.stats.fetch_index.record(t, &r);

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use crate::StorageBackend;
 use crate::backend::compensation;
-use crate::keys::SegmentKeys;
+use crate::object_keys::SegmentKeys;
 
 /// Deletes a copy's objects unless disarmed (see the module docs).
 pub struct CopyGuard {

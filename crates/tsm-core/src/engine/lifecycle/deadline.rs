@@ -37,7 +37,7 @@ use tokio::time::Sleep;
 
 use crate::RsmError;
 use crate::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, StorageBackend};
-use crate::config::keys::{
+use crate::config::names::{
     STORAGE_DELETE_TIMEOUT_MS, STORAGE_GET_FIRST_BYTE_TIMEOUT_MS, STORAGE_GET_IDLE_TIMEOUT_MS,
     STORAGE_GET_TIMEOUT_MS, STORAGE_UPLOAD_TIMEOUT_MS,
 };

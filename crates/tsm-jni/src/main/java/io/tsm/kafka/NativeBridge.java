@@ -71,6 +71,10 @@ final class NativeBridge {
     /** "instances ops streams": live native handles (tests check that nothing leaks). */
     static native String liveHandles();
 
-    /** TEST ONLY: 1 panic here, 2 op whose task panics, 3 log msg at warn+error, 4 op that never ends. */
+    /**
+     * TEST ONLY: 1 panic here, 2 op whose task panics, 3 log msg at warn+error, 4 op that never ends.
+     * Only a native library built with the cargo feature {@code test-hooks} has it (the JUnit
+     * NativeHooksTest); in the shipped library a call throws {@link UnsatisfiedLinkError}.
+     */
     static native long testHook(long instance, int what, String msg);
 }

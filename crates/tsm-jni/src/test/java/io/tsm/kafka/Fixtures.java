@@ -13,6 +13,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -131,5 +133,12 @@ final class Fixtures {
         byte[] out = new byte[end - from];
         System.arraycopy(b, from, out, 0, out.length);
         return out;
+    }
+
+    /** No op or stream handle is left in the native registries. */
+    static void assertNoLeaks() {
+        String[] live = NativeBridge.liveHandles().split(" ");
+        assertEquals("0", live[1], "live native ops: " + String.join(" ", live));
+        assertEquals("0", live[2], "live native streams: " + String.join(" ", live));
     }
 }

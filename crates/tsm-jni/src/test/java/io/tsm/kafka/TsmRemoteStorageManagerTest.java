@@ -30,7 +30,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Test 1 of issue 4: the plugin against the filesystem backend, through the real native library. */
+/**
+ * Test 1 of issue 4: the plugin against the filesystem backend, through the real native library
+ * (the one the jar ships). Native panics, never-ending ops and native log lines are forced
+ * through the test hook, which only a dev build has: {@link NativeHooksTest}.
+ */
 class TsmRemoteStorageManagerTest {
     private Path work;
     private TsmRemoteStorageManager rsm;
@@ -93,7 +97,13 @@ class TsmRemoteStorageManagerTest {
         rsm.deleteLogSegmentData(s.metadata); // idempotent
         assertThrows(RemoteResourceNotFoundException.class, () -> rsm.fetchLogSegment(s.metadata, 0));
         assertThrows(RemoteResourceNotFoundException.class, () -> rsm.fetchIndex(s.metadata, IndexType.OFFSET));
-        assertNoLeaks();
+        Fixtures.assertNoLeaks();
+    }
+
+    /** The library the jar ships lacks the test hook (cargo feature test-hooks): no native panic on request. */
+    @Test
+    void theShippedLibraryHasNoTestHook() {
+        assertThrows(UnsatisfiedLinkError.class, () -> NativeBridge.testHook(0, 3, "must not be logged"));
     }
 
     @Test
@@ -134,7 +144,7 @@ class TsmRemoteStorageManagerTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> bad.configure(c));
         assertTrue(e.getMessage().contains("chunk.size"), e.getMessage());
         bad.close();
-        assertNoLeaks();
+        Fixtures.assertNoLeaks();
     }
 
     @Test
@@ -180,81 +190,6 @@ class TsmRemoteStorageManagerTest {
                 () -> new TsmRemoteStorageManager().fetchLogSegment(s.metadata, 0), "not configured");
     }
 
-    @Test
-    void nativePanicsBecomeExceptions() throws Exception {
-        long h = rsm.nativeHandle();
-        RuntimeException direct = assertThrows(RuntimeException.class, () -> NativeBridge.testHook(h, 1, "boom-entry"));
-        assertTrue(direct.getMessage().contains("boom-entry"), direct.getMessage());
-        assertTrue(direct.getMessage().contains("exports.rs"), "location: " + direct.getMessage());
-        assertRawFramesResolve(direct.getMessage());
-
-        long op = NativeBridge.testHook(h, 2, "boom-task");
-        RemoteStorageException inTask = assertThrows(RemoteStorageException.class, () -> Calls.await(op, "test"));
-        assertTrue(inTask.getMessage().contains("native panic"), inTask.getMessage());
-        assertTrue(inTask.getMessage().contains("boom-task"), inTask.getMessage());
-        assertRawFramesResolve(inTask.getMessage());
-
-        // The plugin still works afterwards.
-        Fixtures.Segment s = Fixtures.segment(work.resolve("local"), 5000, false, 7);
-        rsm.copyLogSegmentData(s.metadata, s.data);
-        try (InputStream in = rsm.fetchLogSegment(s.metadata, 0)) {
-            assertArrayEquals(s.log, in.readAllBytes());
-        }
-        NativeBridge.testHook(0, 3, "warn and error from native code (expected in the test log)");
-    }
-
-    /**
-     * The shipped library is stripped: a panic message must carry the build-id and the raw
-     * frame offsets, and (when build.sh left target/libtsm_jni.so.debug and addr2line is
-     * installed) those offsets must resolve to the panicking source file.
-     */
-    private static void assertRawFramesResolve(String message) throws Exception {
-        if (!NativeLoader.platform().startsWith("linux")) {
-            return;
-        }
-        java.util.regex.Matcher m = java.util.regex.Pattern
-                .compile("native frames \\(libtsm_jni build-id ([0-9a-f]{16,}), load base 0x[0-9a-f]+, [^)]*\\):((?: 0x[0-9a-f]+)+)")
-                .matcher(message);
-        assertTrue(m.find(), "build-id and raw frames in: " + message);
-        Path debug = java.nio.file.Paths.get(System.getProperty("tsm.test.work", "target/test-work")).toAbsolutePath()
-                .getParent().resolve("libtsm_jni.so.debug");
-        if (!java.nio.file.Files.isRegularFile(debug)) {
-            return;
-        }
-        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of("addr2line", "-Cfipe", debug.toString()));
-        cmd.addAll(java.util.List.of(m.group(2).trim().split(" ")));
-        Process p;
-        try {
-            p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        } catch (java.io.IOException e) {
-            return; // no addr2line (binutils) here
-        }
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), out);
-        assertTrue(out.contains("exports.rs"), "addr2line " + m.group(2) + " on " + debug + ":\n" + out);
-    }
-
-    @Test
-    void interruptedThreadGetsExceptionAndNativeOpIsCancelled() throws Exception {
-        long op = NativeBridge.testHook(rsm.nativeHandle(), 4, "");
-        Thread.currentThread().interrupt();
-        RemoteStorageException e = assertThrows(RemoteStorageException.class, () -> Calls.await(op, "never ending"));
-        assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
-        assertTrue(Thread.interrupted(), "interrupt flag restored");
-        assertEquals(NativeBridge.CLOSED, NativeBridge.await(op, 1), "op freed");
-
-        // A blocked reader is interrupted too.
-        Fixtures.Segment s = Fixtures.segment(work.resolve("local"), 50_000, false, 8);
-        rsm.copyLogSegmentData(s.metadata, s.data);
-        try (InputStream in = rsm.fetchLogSegment(s.metadata, 0)) {
-            Thread.currentThread().interrupt();
-            assertThrows(java.io.InterruptedIOException.class, () -> in.read(new byte[10], 0, 10));
-            assertTrue(Thread.interrupted());
-            assertEquals(s.log[0], (byte) in.read(), "stream still usable after the interrupt");
-        }
-        assertNoLeaks();
-    }
-
     /** The broker deletes after a failed copy, often on an interrupted thread: it must still run. */
     @Test
     void deleteOnAnInterruptedThreadStillDeletes() throws Exception {
@@ -265,7 +200,7 @@ class TsmRemoteStorageManagerTest {
         assertTrue(Thread.interrupted(), "interrupt flag restored after the delete");
         assertThrows(RemoteResourceNotFoundException.class, () -> rsm.fetchLogSegment(s.metadata, 0));
         assertEquals(List.of(), files(work.resolve("bucket")), "objects left after delete");
-        assertNoLeaks();
+        Fixtures.assertNoLeaks();
     }
 
     /** A copy whose thread is interrupted mid-upload (shutdown, leadership change) leaves nothing. */
@@ -310,7 +245,7 @@ class TsmRemoteStorageManagerTest {
         } finally {
             slow.close();
         }
-        assertNoLeaks();
+        Fixtures.assertNoLeaks();
     }
 
     private static List<Path> files(Path root) throws IOException {
@@ -320,80 +255,6 @@ class TsmRemoteStorageManagerTest {
         try (java.util.stream.Stream<Path> w = java.nio.file.Files.walk(root)) {
             return w.filter(java.nio.file.Files::isRegularFile).collect(java.util.stream.Collectors.toList());
         }
-    }
-
-    @Test
-    void interruptDuringANativeWaitEndsItPromptly() throws Exception {
-        long op = NativeBridge.testHook(rsm.nativeHandle(), 4, "");
-        CountDownLatch waiting = new CountDownLatch(1);
-        Throwable[] outcome = new Throwable[1];
-        boolean[] flagRestored = new boolean[1];
-        Thread waiter = new Thread(() -> {
-            waiting.countDown();
-            try {
-                Calls.await(op, "never ending");
-            } catch (Throwable t) {
-                outcome[0] = t;
-                flagRestored[0] = Thread.currentThread().isInterrupted();
-            }
-        });
-        waiter.start();
-        waiting.await();
-        waiter.interrupt();
-        waiter.join();
-        assertTrue(outcome[0] instanceof RemoteStorageException, String.valueOf(outcome[0]));
-        assertTrue(outcome[0].getMessage().contains("interrupted"), outcome[0].getMessage());
-        assertTrue(flagRestored[0], "interrupt flag restored");
-        assertNoLeaks();
-    }
-
-    @Test
-    void nativeWarningsAndErrorsReachSlf4j() throws Exception {
-        String logFile = System.getProperty("org.slf4j.simpleLogger.logFile");
-        org.junit.jupiter.api.Assumptions.assumeTrue(logFile != null && !logFile.equals("System.err"),
-                "slf4j-simple writes to a file only under the Maven build (pom.xml)");
-        String marker = "native-log-marker-" + java.util.UUID.randomUUID();
-        NativeBridge.testHook(0, 3, marker);
-        Path file = Path.of(logFile);
-        // The log pump drains asynchronously: poll, bounded.
-        String text = "";
-        for (int i = 0; i < 200 && !(text.contains("WARN io.tsm.kafka.native.tsm_jni.test - " + marker)
-                && text.contains("ERROR io.tsm.kafka.native.tsm_jni.test - " + marker)); i++) {
-            Thread.sleep(25);
-            text = java.nio.file.Files.exists(file) ? java.nio.file.Files.readString(file) : "";
-        }
-        assertTrue(text.contains("WARN io.tsm.kafka.native.tsm_jni.test - " + marker), "warn reached SLF4J");
-        assertTrue(text.contains("ERROR io.tsm.kafka.native.tsm_jni.test - " + marker), "error reached SLF4J");
-    }
-
-    @Test
-    void startupLineReachesSlf4jAndSecretsAreRedacted() throws Exception {
-        String logFile = System.getProperty("org.slf4j.simpleLogger.logFile");
-        org.junit.jupiter.api.Assumptions.assumeTrue(logFile != null && !logFile.equals("System.err"),
-                "slf4j-simple writes to a file only under the Maven build (pom.xml)");
-        String secret = "junit-secret-" + java.util.UUID.randomUUID();
-        Map<String, Object> config = Fixtures.config(work.resolve("bucket-redaction"));
-        // Unknown to the filesystem backend, but named like a secret: registered for redaction.
-        config.put("storage.sas.token", secret);
-        config.put("tsm.log.filter", "tsm_jni=info");
-        TsmRemoteStorageManager other = new TsmRemoteStorageManager();
-        other.configure(config);
-        other.close();
-        String marker = "redaction-marker-" + java.util.UUID.randomUUID();
-        NativeBridge.testHook(0, 3, marker + " " + secret + " Authorization: Bearer abc.def.ghi");
-        Path file = Path.of(logFile);
-        String text = "";
-        for (int i = 0; i < 200 && !text.contains(marker); i++) {
-            Thread.sleep(25);
-            text = java.nio.file.Files.exists(file) ? java.nio.file.Files.readString(file) : "";
-        }
-        assertTrue(text.contains(marker + " **** Authorization: ****"), "redacted record reached SLF4J");
-        assertFalse(text.contains(secret), "a registered secret reached the log");
-        assertFalse(text.contains("abc.def.ghi"), "a bearer token reached the log");
-        assertTrue(text.contains("INFO io.tsm.kafka.native.tsm_jni.instance - tsm ") && text.contains(
-                " configured: backend filesystem, native log filter warn,tsm_core=info,"), "startup line");
-        assertTrue(text.contains(",tsm_jni=info, settings storage.backend.class=filesystem, chunk.size="),
-                "startup line lists the settings");
     }
 
     @Test
@@ -433,7 +294,7 @@ class TsmRemoteStorageManagerTest {
         }
         pool.shutdown();
         assertEquals(16 * 25, total);
-        assertNoLeaks();
+        Fixtures.assertNoLeaks();
     }
 
     @Test
@@ -470,7 +331,7 @@ class TsmRemoteStorageManagerTest {
         pool.shutdown();
         // After close, new calls fail; nothing native is left behind.
         assertThrows(RemoteStorageException.class, () -> rsm.fetchLogSegment(s.metadata, 0));
-        assertNoLeaks();
+        Fixtures.assertNoLeaks();
     }
 
     @Test
@@ -495,7 +356,7 @@ class TsmRemoteStorageManagerTest {
         }
         in.close();
         assertThrows(IOException.class, () -> in.read(new byte[4], 0, 4));
-        assertNoLeaks();
+        Fixtures.assertNoLeaks();
     }
 
     @Test
@@ -534,12 +395,5 @@ class TsmRemoteStorageManagerTest {
 
     private static int streams() {
         return Integer.parseInt(NativeBridge.liveHandles().split(" ")[2]);
-    }
-
-    /** No op or stream handle is left in the native registries. */
-    private static void assertNoLeaks() {
-        String[] live = NativeBridge.liveHandles().split(" ");
-        assertEquals("0", live[1], "live native ops: " + String.join(" ", live));
-        assertEquals("0", live[2], "live native streams: " + String.join(" ", live));
     }
 }

@@ -1,4 +1,6 @@
-//! The `storage.*` keys handed to a backend, and how backends plug in.
+//! The `storage.*` keys handed to a backend, how backends plug in ([`BackendKind`]), and
+//! the error every configuration problem is reported with ([`ConfigError`], shared with
+//! the engine's own keys).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -7,6 +9,10 @@ use futures::future::BoxFuture;
 
 use crate::StorageBackend;
 use crate::metrics::MetricsRegistry;
+
+mod secret;
+
+pub use secret::Secret;
 
 /// A configuration value that is not allowed. Names the full key (as the operator wrote
 /// it, without `rsm.config.`), the value (`<redacted>` for secrets) and what is allowed.
@@ -104,8 +110,9 @@ impl StorageConfig {
         &self.metrics
     }
 
-    /// Marks the keys (without `storage.`) whose values must never appear in errors;
-    /// [`super::RsmConfig::from_props`] passes the backend's [`ConfigKeyDoc::secret`] keys.
+    /// Marks the keys (without `storage.`) whose values must never appear in errors; the
+    /// engine (tsm-core's `RsmConfig::from_props`) passes the backend's
+    /// [`ConfigKeyDoc::secret`] keys.
     pub fn with_secret_keys(mut self, keys: impl IntoIterator<Item = &'static str>) -> Self {
         self.secret_keys.extend(keys);
         self
@@ -177,7 +184,7 @@ pub type BuildFuture = BoxFuture<'static, Result<Arc<dyn StorageBackend>, Config
 
 /// A kind of backend: its names for `storage.backend.class`, its keys, and how to build it.
 ///
-/// Backend crates export one `pub static KIND: BackendKind` (tsm-core exports the
+/// Backend crates export one `pub static KIND: BackendKind` (this crate exports the
 /// filesystem one); the final assembly (tsm-jni, tsm-cli) passes the list of kinds it
 /// links to the engine.
 pub struct BackendKind {

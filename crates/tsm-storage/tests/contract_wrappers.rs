@@ -9,14 +9,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use tsm_core::backend::fault::{Fault, FaultInjectingBackend, Op};
-use tsm_core::backend::filesystem::FilesystemBackend;
-use tsm_core::backend::memory::MemoryBackend;
-use tsm_core::backend::metered::MeteredBackend;
-use tsm_core::backend::rate_limit::{RateLimitedBackend, TokenBucket};
-use tsm_core::backend::{ByteRange, ObjectKey, StorageBackend};
-use tsm_core::contract::{self, ContractOptions, pattern, pattern_stream};
-use tsm_core::metrics::MetricsRegistry;
+use tsm_storage::contract::{self, ContractOptions, pattern, pattern_stream};
+use tsm_storage::fault::{Fault, FaultInjectingBackend, Op};
+use tsm_storage::filesystem::FilesystemBackend;
+use tsm_storage::memory::MemoryBackend;
+use tsm_storage::metered::MeteredBackend;
+use tsm_storage::metrics::MetricsRegistry;
+use tsm_storage::rate_limit::{RateLimitedBackend, TokenBucket};
+use tsm_storage::{ByteRange, ObjectKey, StorageBackend};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -228,8 +228,7 @@ async fn fault_injection_fails_the_nth_call_and_cuts_streams() {
 #[tokio::test(start_paused = true)]
 async fn layered_stack_meters_and_limits() {
     let registry = MetricsRegistry::new();
-    let b =
-        tsm_core::backend::layers::layered(Arc::new(MemoryBackend::new()), Some(MIB), &registry);
+    let b = tsm_storage::layers::layered(Arc::new(MemoryBackend::new()), Some(MIB), &registry);
     let start = tokio::time::Instant::now();
     b.upload(
         &ObjectKey::plain("x"),
@@ -243,8 +242,7 @@ async fn layered_stack_meters_and_limits() {
         registry.snapshot().counter("backend.bytes.uploaded"),
         3 * MIB
     );
-    let unlimited =
-        tsm_core::backend::layers::layered(Arc::new(MemoryBackend::new()), None, &registry);
+    let unlimited = tsm_storage::layers::layered(Arc::new(MemoryBackend::new()), None, &registry);
     let start = tokio::time::Instant::now();
     unlimited
         .upload(

@@ -8,8 +8,11 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// What went wrong in a store call. Every variant names the object ([`ObjectKey`]'s
 /// `Display`, prefix masked when configured); the store's own detail (HTTP status, error
 /// code, bucket) goes in the message or `source`.
+///
+/// Exhaustive on purpose: the engine copies an error variant by variant for every waiter
+/// of a shared fetch (tsm-core's `cache/shared_error.rs`), so a new variant must fail to
+/// compile there rather than fall into a catch-all.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum BackendError {
     /// The object does not exist (HTTP 404, `ENOENT`).
     #[error("object {key} not found{}", detail_suffix(.detail))]

@@ -1,16 +1,37 @@
-//! The storage abstraction: where `.log`, `.indexes` and `.rsm-manifest` objects go.
+//! # tsm-storage
 //!
-//! [`StorageBackend`] is implemented once per store: the filesystem backend here
-//! ([`filesystem`]), S3, GCS and Azure in their own crates. Caches, metrics, rate limits
-//! and fault injection wrap the same trait instead of adding flags to backends.
+//! The storage abstraction of tsm: where a segment's `.log`, `.indexes` and
+//! `.rsm-manifest` objects go, and nothing about what is in them. The engine (tsm-core)
+//! hands bytes down through [`StorageBackend`]; each store implements it once: the
+//! filesystem and in-memory backends here ([`filesystem`], [`memory`]), S3, GCS and Azure
+//! in the `tsm-backend-*` crates, which depend on this crate only (not on the engine, its
+//! caches, codec or crypto). Metrics, rate limits, fault injection and upload compensation
+//! wrap the same trait ([`metered`], [`rate_limit`], [`fault`], [`compensation`],
+//! [`layers`]) instead of adding flags to backends.
+//!
+//! What else a backend needs lives here too: its `storage.*` configuration
+//! ([`config::StorageConfig`], [`config::BackendKind`], [`config::ConfigError`]),
+//! [`config::Secret`] for credential values, the request-metrics registry it counts into
+//! ([`metrics::MetricsRegistry`], which the engine shares for its own metrics), and the
+//! contract suite every backend's tests run (`contract`, behind the feature `contract-tests`).
+//!
+//! Inside tsm-core this crate is `tsm_core::backend` (a re-export).
 
 mod error;
 mod key;
 mod range;
 
+pub mod config;
+pub mod metrics;
+
+#[cfg(any(feature = "contract-tests", test))]
+pub mod contract;
+
 pub use error::{BackendError, BoxError};
 pub use key::ObjectKey;
 pub use range::ByteRange;
+
+pub use config::{BackendKind, ConfigError, StorageConfig};
 
 use std::fmt::{Debug, Display};
 
@@ -40,7 +61,7 @@ pub struct ObjectMeta {
 /// An object store holding tsm's objects.
 ///
 /// # Contract
-/// Every backend passes `tsm_core::contract` (feature `contract-tests`) against its real
+/// Every backend passes `tsm_storage::contract` (feature `contract-tests`) against its real
 /// service. In short:
 /// - `upload` is atomic: readers see the whole new object or the previous state, never a
 ///   partial one; uploading an existing key replaces it.

@@ -13,7 +13,7 @@ use super::fetch::{collect, load_segment};
 use super::lifecycle::deadline::bounded;
 use super::{EngineShared, segment_name};
 use crate::backend::{BackendError, ByteRange};
-use crate::config::keys as config_keys;
+use crate::config::names;
 use crate::{IndexType, RemoteLogSegmentMetadata, RsmError};
 
 pub(super) async fn fetch_index(
@@ -29,7 +29,7 @@ pub(super) async fn fetch_index(
         });
     bounded(
         inner.opts.indexes_get_timeout,
-        config_keys::INDEXES_CACHE_GET_TIMEOUT_MS,
+        names::INDEXES_CACHE_GET_TIMEOUT_MS,
         || format!("{} index of {}", index.java_name(), keys.indexes),
         load,
     )
@@ -39,7 +39,7 @@ pub(super) async fn fetch_index(
 async fn read_index(
     inner: &Arc<EngineShared>,
     metadata: &RemoteLogSegmentMetadata,
-    keys: &crate::keys::SegmentKeys,
+    keys: &crate::object_keys::SegmentKeys,
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
     let segment = load_segment(inner, keys).await?;
@@ -61,7 +61,7 @@ async fn read_index(
         .reserve(
             entry.size.saturating_mul(2),
             inner.lifecycle.deadlines.first_byte,
-            config_keys::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
+            names::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
             || format!("{} index of {}", index.java_name(), segment_name(metadata)),
         )
         .await?;

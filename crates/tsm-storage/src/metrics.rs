@@ -1,9 +1,9 @@
 //! Metrics: counters and latency histograms, readable as a [`MetricsSnapshot`] (the JNI
 //! layer exports them as JMX MBeans / KIP-877 metrics).
 //!
-//! Data comes from the engine, the backend wrapper
-//! ([`MeteredBackend`](crate::backend::metered::MeteredBackend)) and the caches
-//! ([`crate::cache`]), which each hold `Arc`s of their [`Counter`]s and
+//! Data comes from the engine (tsm-core: its copy / fetch paths and caches), the backend
+//! wrapper ([`MeteredBackend`](crate::metered::MeteredBackend)) and the storage clients,
+//! which each hold `Arc`s of their [`Counter`]s and
 //! [`LatencyHistogram`]s from a shared [`MetricsRegistry`]; recording is one relaxed atomic
 //! add (no lock, no allocation). [`MetricsRegistry::snapshot`] copies every value out.
 //!
@@ -14,8 +14,8 @@
 //! request they send, retries included, as `client.<backend>.<request>.requests` (see each
 //! backend's module docs), plus `client.get.requests` / `client.put.requests` for all
 //! reads / writes of any backend. Gauges (current values, not monotonic: memory in use,
-//! cache sizes) are added by the engine at [`snapshot`](crate::RemoteStorageManager::metrics)
-//! time.
+//! cache sizes) are added by the engine when it takes a snapshot (tsm-core's
+//! `RemoteStorageManager::metrics`).
 //!
 //! Windowed maximum: each histogram also keeps the largest observation since the last
 //! [`MetricsRegistry::snapshot_window`] (one consumer, the plugin's metrics poller, which

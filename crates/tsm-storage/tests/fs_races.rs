@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use tsm_core::backend::filesystem::FilesystemBackend;
-use tsm_core::backend::{ObjectKey, StorageBackend};
+use tsm_storage::filesystem::FilesystemBackend;
+use tsm_storage::{ObjectKey, StorageBackend};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn uploads_and_deletes_in_shared_directories() {

@@ -7,11 +7,11 @@
 //! Enabled by the `contract-tests` feature:
 //! ```toml
 //! [dev-dependencies]
-//! tsm-core = { workspace = true, features = ["contract-tests"] }
+//! tsm-storage = { workspace = true, features = ["contract-tests"] }
 //! ```
 //! ```ignore
 //! let opts = ContractOptions::default().with_large_object_size(2 * part_size + 1);
-//! tsm_core::contract::run_all(&backend, &opts).await;
+//! tsm_storage::contract::run_all(&backend, &opts).await;
 //! ```
 //!
 //! Failures panic (these are test helpers) with a message naming the property, the key
@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 
-use crate::backend::{BackendError, ByteRange, ByteStream, ObjectKey, StorageBackend};
+use crate::{BackendError, ByteRange, ByteStream, ObjectKey, StorageBackend};
 
 /// Settings for a contract run. `Default` gives a unique prefix and an 8 MiB + 1 byte
 /// large object; set the large size above the backend's multipart / block / resumable

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use proptest::prelude::*;
-use tsm_core::backend::filesystem::{FilesystemBackend, READ_BUFFER_SIZE};
-use tsm_core::backend::memory::MemoryBackend;
-use tsm_core::backend::{BackendError, ByteRange, ObjectKey, StorageBackend};
-use tsm_core::contract::pattern;
+use tsm_storage::contract::pattern;
+use tsm_storage::filesystem::{FilesystemBackend, READ_BUFFER_SIZE};
+use tsm_storage::memory::MemoryBackend;
+use tsm_storage::{BackendError, ByteRange, ObjectKey, StorageBackend};
 
 const SIZES: &[u64] = &[
     0,

@@ -1,11 +1,11 @@
-//! The backend contract suite (`tsm_core::contract`, feature `contract-tests`) against the
+//! The backend contract suite (`tsm_storage::contract`, feature `contract-tests`) against the
 //! filesystem and in-memory backends, called from outside the crate exactly as the S3,
 //! GCS and Azure crates call it. Needs no service.
 
-use tsm_core::backend::filesystem::{FilesystemBackend, KIND};
-use tsm_core::backend::memory::MemoryBackend;
-use tsm_core::config::StorageConfig;
-use tsm_core::contract::{self, ContractOptions};
+use tsm_storage::config::StorageConfig;
+use tsm_storage::contract::{self, ContractOptions};
+use tsm_storage::filesystem::{FilesystemBackend, KIND};
+use tsm_storage::memory::MemoryBackend;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filesystem_run_all() {
