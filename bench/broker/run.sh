@@ -13,7 +13,7 @@
 #   --cloud       s3 through the cloud proxy of bench/run.sh --cloud (Toxiproxy: 20 +- 5 ms,
 #                 80 MB/s per connection)
 #   --size-mib    MiB of records per topic (default 512); segments of 64 MiB (--quick: 32 MiB
-#                 of 8 MiB segments, variant "default" only, subjects as given)
+#                 of 8 MiB segments, segment.ms 6 s, variant "default" only, subjects as given)
 #   --partitions  partitions per topic (default 1: one consumer fetch stream, the broker's
 #                 per-partition remote read path)
 #   --subjects    remote storage managers to read the tiered topic with (default "tsm aiven";
@@ -22,7 +22,7 @@
 #   --fresh       new results file (old one kept as .prev)
 #
 # Records: ProducerPerformance (kafka-tools) writes 1 KiB records (acks=1, no compression) to
-# both topics; a 1-record append after segment.ms rolls the last segment; the run waits until
+# both topics; an append of 4 small records per partition after segment.ms rolls the last segment; the run waits until
 # the tiered topic's partitions hold only their active segment locally (every other segment
 # copied and deleted locally: local.retention.ms=1000). Reads: ConsumerPerformance (kafka-tools)
 # with a new group from offset 0 for all records but the local tail; measured: its fetch.MB.sec
@@ -78,7 +78,9 @@ done
 case "$backend" in filesystem|s3) ;; *) die "--backend must be filesystem or s3, not $backend" ;; esac
 [[ "$size_mib" =~ ^[1-9][0-9]*$ ]] || die "--size-mib must be a positive integer, not $size_mib"
 [[ "$partitions" =~ ^[1-9][0-9]*$ ]] || die "--partitions must be a positive integer, not $partitions"
-if [ "$quick" = 1 ]; then size_mib=32; seg_mib=8; variants=${variants:-default}; fi
+# segment.ms: longer than producing takes, so segments roll by size until the final roll.
+roll_ms=20000
+if [ "$quick" = 1 ]; then size_mib=32; seg_mib=8; roll_ms=6000; variants=${variants:-default}; fi
 for s in $subjects; do
   case "$s" in tsm|aiven) ;; *) die "--subjects: unknown subject '$s' (tsm, aiven)" ;; esac
 done
@@ -189,7 +191,7 @@ start_broker "$first_subject" "" --fresh
 admin() { tool org.apache.kafka.tools.TopicCommand --bootstrap-server "$KAFKA_BOOTSTRAP" "$@"; }
 admin --create --topic tiered --partitions "$partitions" --replication-factor 1 \
   --config remote.storage.enable=true --config local.retention.ms=1000 --config retention.ms=-1 \
-  --config segment.bytes="$seg_bytes" --config segment.ms=20000 >/dev/null
+  --config segment.bytes="$seg_bytes" --config segment.ms="$roll_ms" >/dev/null
 admin --create --topic local --partitions "$partitions" --replication-factor 1 \
   --config retention.ms=-1 --config segment.bytes="$seg_bytes" >/dev/null
 produce() { # TOPIC RECORDS
@@ -201,10 +203,10 @@ produce() { # TOPIC RECORDS
 log "producing $records x 1 KiB records to each topic"
 produce tiered "$records"
 produce local "$records"
-# Roll the last segment: an append after segment.ms (20 s) rolls it, so only that 1-record
-# segment stays local.
-log "waiting 21 s for segment.ms, then one record per partition rolls the last segments"
-sleep 21
+# Roll the last segment: an append after segment.ms rolls it, so only the few records of
+# that append stay local.
+log "waiting $((roll_ms / 1000 + 1)) s for segment.ms, then an append per partition rolls the last segments"
+sleep $((roll_ms / 1000 + 1))
 tool org.apache.kafka.tools.ProducerPerformance --topic tiered --num-records $((partitions * 4)) --record-size 16 \
   --throughput -1 --producer-props bootstrap.servers="$KAFKA_BOOTSTRAP" acks=1 partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner \
   >/dev/null 2>&1 || die "the rolling append failed"
