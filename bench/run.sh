@@ -99,8 +99,8 @@ if [ "$cloud" = 1 ]; then
     cleanup=('bash "$toxi" stop' "${cleanup[@]}")
   fi
   bash "$toxi" start
-  listen=$(bash "$toxi" cloud-proxy tsm-bench-cloud "${TSM_TEST_S3_ENDPOINT#http://}")
-  cleanup=('bash "$toxi" delete-proxy tsm-bench-cloud' "${cleanup[@]}")
+  listen=$(bash "$toxi" cloud-proxy tsm-bench-cloud-$$ "${TSM_TEST_S3_ENDPOINT#http://}")
+  cleanup=('bash "$toxi" delete-proxy tsm-bench-cloud-$$' "${cleanup[@]}")
   # Every subject talks to MinIO through the proxy; the counters are read from MinIO itself.
   export TSM_TEST_S3_ENDPOINT="http://$listen" TSM_BENCH_S3_ENDPOINT="http://$listen"
   export TSM_BENCH_BACKEND_LABEL=s3-cloud

@@ -136,8 +136,8 @@ if [ "$backend" = s3 ]; then
     bash "$toxi" install
     bash "$toxi" status >/dev/null 2>&1 || cleanup=('bash "$toxi" stop' "${cleanup[@]}")
     bash "$toxi" start
-    listen=$(bash "$toxi" cloud-proxy tsm-bench-broker-cloud "${TSM_TEST_S3_ENDPOINT#http://}")
-    cleanup=('bash "$toxi" delete-proxy tsm-bench-broker-cloud' "${cleanup[@]}")
+    listen=$(bash "$toxi" cloud-proxy tsm-bench-broker-cloud-$$ "${TSM_TEST_S3_ENDPOINT#http://}")
+    cleanup=('bash "$toxi" delete-proxy tsm-bench-broker-cloud-$$' "${cleanup[@]}")
     export TSM_TEST_S3_ENDPOINT="http://$listen"
   fi
 fi
@@ -176,8 +176,20 @@ start_broker() {
   local -a conf=()
   for p in $props; do conf+=(--config "$p"); done
   bash "$KAFKA_SH" stop --dir "$broker_dir" >/dev/null 2>&1 || true
-  bash "$KAFKA_SH" start --dir "$broker_dir" "$@" --port auto --controller-port auto --jmx-port auto \
-    "${RSM_ARGS[@]}" "${conf[@]}" || { broker_failure_report "$broker_dir"; die "the broker did not start ($subject)"; }
+  # Up to 3 tries: an "auto" port can be taken by another process between kafka.sh choosing
+  # it and the JVM binding it ("Port already in use" for JMX, seen on a busy shared machine).
+  local try
+  for try in 1 2 3; do
+    if bash "$KAFKA_SH" start --dir "$broker_dir" "$@" --port auto --controller-port auto --jmx-port auto \
+        "${RSM_ARGS[@]}" "${conf[@]}"; then
+      break
+    fi
+    if [ "$try" = 3 ] || ! grep -q 'Address already in use' "$broker_dir/logs/stdout.log" "$broker_dir/logs/server.log" 2>/dev/null; then
+      broker_failure_report "$broker_dir"
+      die "the broker did not start ($subject)"
+    fi
+    log "a port was taken meanwhile: starting the broker again (try $((try + 1)) of 3)"
+  done
   # shellcheck disable=SC1091
   source "$broker_dir/broker.env"
 }
