@@ -155,7 +155,7 @@ pub(super) fn render(res: &Results) -> String {
          mean / max connections to the proxy that moved data in a 50 ms sample (`ss`); \
          proxy limit = per-connection bandwidth x mean active connections. Store bytes / \
          logical: sent by the store per byte delivered (fetch), received per logical byte \
-         (copy).\n"
+         (copy); `(tsm)`: tsm's downloaded bytes per byte delivered, where no store counts.\n"
     );
     let _ = writeln!(
         out,
@@ -196,7 +196,18 @@ pub(super) fn render(res: &Results) -> String {
             ),
             f3(g.map(|(n, _)| n as f64 / (r.bytes as f64 / MIB))),
             store_other_requests(r).map_or_else(|| "-".into(), |n| n.to_string()),
-            f3(store_bytes_ratio(r)),
+            store_bytes_ratio(r).map_or_else(
+                || {
+                    // No store counters (filesystem): tsm's own downloaded bytes, marked.
+                    r.downloaded_bytes
+                        .filter(|_| r.bytes > 0 && r.op.starts_with("fetch"))
+                        .map_or_else(
+                            || "-".into(),
+                            |d| format!("{:.3} (tsm)", d as f64 / r.bytes as f64),
+                        )
+                },
+                |v| format!("{v:.3}"),
+            ),
             r.extra
                 .get("tsm_get_requests")
                 .and_then(Value::as_u64)
@@ -369,6 +380,23 @@ mod tests {
         assert!(md.contains("| s3-cloud | compressible | tsm-jni | plain | fetch-seq | 104.9 | 2.00x | 2.0 (3) | 160.0 | 0.66 | 50 | 0.500 | 1 | 1.100 |"), "{md}");
         assert!(md.contains("cloud catch-up >= 4x the Java plugin | s3-cloud compressible tsm-jni plain fetch-seq | 2.00x | MISSED by 50%"), "{md}");
         assert!(md.contains("downloads <= 1.05x delivered | s3-cloud compressible tsm-jni plain fetch-seq | 1.100 | MISSED by 5%"), "{md}");
+    }
+
+    #[test]
+    fn filesystem_rows_use_tsm_counts_marked() {
+        let mut r = rec(
+            "tsm-jni",
+            "filesystem",
+            "fetch-seq",
+            1.0,
+            json!({"tsm_get_requests": 25}),
+        );
+        r.downloaded_bytes = Some(125 * 1024 * 1024);
+        let md = render(&Results::new(&[r]));
+        assert!(
+            md.contains("| 25 (tsm) | 0.250 | - | 1.250 (tsm) | 25 |"),
+            "{md}"
+        );
     }
 
     #[test]
