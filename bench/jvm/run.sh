@@ -23,13 +23,16 @@
 #    deletes the segment (disk stays bounded); one JSON line per result appended to FILE;
 # 3. cross-check: segments written by each plugin are read by the other, every mode: tsm <->
 #    java (Kafka $TSM_BENCH_KAFKA classes) and tsm <-> aiven (Kafka 4.2.2 classes).
-# Exit code non-zero if any case or the cross-check failed.
+# Exit code non-zero if any case or the cross-check failed. TSM_BENCH_MODES / TSM_BENCH_SETS
+# (e.g. "plain zstd+aes", "compressible") narrow step 2's matrix (the cross-check keeps all).
 #
 # DIR: $TSM_BENCH_DATA or /var/tmp/tsm-bench/data, made by `tsm-bench gen` (bench/run.sh runs
 # it first). If a set is missing, a small stand-in is generated with BenchMain gen (N MiB,
 # default 16). FILE: $TSM_BENCH_OUT or /var/tmp/tsm-bench/results.jsonl. Scratch (RSA keys
 # generated at run time, filesystem storage root): $TSM_WORK/bench-jvm. s3 uses MinIO
-# (scripts/services/minio.sh; stopped at the end if this run started it; bucket tsm-bench-jvm). The tsm plugin jar:
+# (scripts/services/minio.sh; stopped at the end if this run started it; bucket tsm-bench-jvm;
+# TSM_BENCH_S3_ENDPOINT, set by bench/run.sh --cloud, replaces its endpoint: the proxy; the
+# TSM_BENCH_STORE_METRICS_URL / TSM_BENCH_CONN_* / TSM_BENCH_BACKEND_LABEL probes: StoreProbe). The tsm plugin jar:
 # $TSM_PLUGIN_JAR or crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar (built with
 # crates/tsm-jni/build.sh --skip-tests only if missing; a jar older than the Rust sources is
 # reported, and rebuilt first when TSM_BENCH_REBUILD_JAR=1).
@@ -176,6 +179,8 @@ if [ "$backend" = s3 ]; then
   fi
   bash "$TSM_ROOT/scripts/services/minio.sh" start
   eval "$(bash "$TSM_ROOT/scripts/services/minio.sh" env)"
+  # bench/run.sh --cloud: the subjects talk to MinIO through the cloud proxy.
+  export TSM_TEST_S3_ENDPOINT="${TSM_BENCH_S3_ENDPOINT:-$TSM_TEST_S3_ENDPOINT}"
   export TSM_BENCH_S3_BUCKET="${TSM_BENCH_S3_BUCKET:-tsm-bench-jvm}"
 fi
 
@@ -204,8 +209,13 @@ else
   sets_for_matrix=("${sets[@]}")
 fi
 log "JVM cases (-Xmx$xmx, one JVM per case; subjects ${subjects[*]}; Kafka $kafka, aiven on $aiven_kafka) -> $out"
+# TSM_BENCH_MODES / TSM_BENCH_SETS (space- or comma-separated; default all): a smaller matrix.
+modes_wanted=${TSM_BENCH_MODES:-plain zstd aes zstd+aes}
+sets_wanted=${TSM_BENCH_SETS:-compressible incompressible}
 for set in "${sets_for_matrix[@]}"; do
-  for mode in plain zstd aes zstd+aes; do
+  [[ " ${sets_wanted//,/ } " == *" $(basename "$set") "* ]] || continue
+  for mode in ${modes_wanted//,/ }; do
+    case "$mode" in plain|zstd|aes|zstd+aes) ;; *) die "TSM_BENCH_MODES: unknown mode '$mode' (plain, zstd, aes, zstd+aes)" ;; esac
     for plugin in "${subjects[@]}"; do
       # --quick (CI smoke): the Java plugin's cases on the compressible set only (its cross-check
       # with tsm still covers both sets), ~35 s less of JVM starts.

@@ -85,7 +85,7 @@ start_minio() {
   # A fixed single-key KMS (a test key, not a secret) so SSE-S3 and SSE-KMS can be tested.
   MINIO_ROOT_USER="$ACCESS_KEY" MINIO_ROOT_PASSWORD="$SECRET_KEY" \
     MINIO_KMS_SECRET_KEY="$KMS_KEY_ID:$KMS_KEY" \
-    MINIO_BROWSER=off MINIO_UPDATE=off MINIO_CI_CD=1 \
+    MINIO_BROWSER=off MINIO_UPDATE=off MINIO_CI_CD=1 MINIO_PROMETHEUS_AUTH_TYPE=public \
     setsid "$MINIO_BIN" server "$data" --quiet \
       --address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$MINIO_CONSOLE_PORT" \
       >>"$MINIO_LOG" 2>&1 </dev/null &

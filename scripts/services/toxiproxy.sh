@@ -7,6 +7,20 @@
 #   scripts/services/toxiproxy.sh stop      stop the server started by `start` (its proxies go with it)
 #   scripts/services/toxiproxy.sh env       print the TSM_TEST_TOXIPROXY_URL export
 #   scripts/services/toxiproxy.sh status    exit 0 when the API answers
+#   scripts/services/toxiproxy.sh cloud-proxy NAME UPSTREAM
+#                                           (re)create proxy NAME (listen 127.0.0.1:0) to
+#                                           UPSTREAM (host:port) with the cloud profile's
+#                                           toxics; prints its listen address (host:port)
+#   scripts/services/toxiproxy.sh delete-proxy NAME   delete proxy NAME (missing: fine)
+#
+# The cloud profile (bench/run.sh --cloud): a `latency` toxic of
+# TSM_CLOUD_LATENCY_MS (20) +- TSM_CLOUD_JITTER_MS (5) ms on the downstream (responses), so
+# a request/response round trip gains ~20 ms; and a `bandwidth` toxic of TSM_CLOUD_RATE_KBPS
+# (80000, Toxiproxy's unit: KB/s of 1000 bytes, i.e. 80 MB/s) on each direction. Toxiproxy
+# applies toxics PER CONNECTION: each accepted client connection gets its own ToxicLink per
+# direction with its own toxic stubs (toxic_collection.go StartLink -> link.go
+# NewToxicLink), and the bandwidth toxic paces each link's chunks on its own
+# (toxics/bandwidth.go), so N connections may move N x 80 MB/s together.
 #
 # Install: `go install github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION` into
 # $TSM_CACHE/toxiproxy-$TOXIPROXY_VERSION/toxiproxy-server (TSM_CACHE defaults to
@@ -109,11 +123,51 @@ print_env() {
   echo "export TSM_TEST_TOXIPROXY_URL=$API"
 }
 
+api() { # METHOD PATH [JSON]: one API call; fails with the API's answer on an HTTP error
+  local out code
+  out=$(mktemp)
+  code=$(curl -sS -o "$out" -w '%{http_code}' --max-time 10 -X "$1" -H 'Content-Type: application/json' \
+    ${3:+--data "$3"} "$API$2") || { rm -f "$out"; die "Toxiproxy API $1 $2: no answer from $API"; }
+  if [ "${code:0:1}" != 2 ]; then
+    local body
+    body=$(head -c 300 "$out")
+    rm -f "$out"
+    [ "$1" = DELETE ] && [ "$code" = 404 ] && return 0
+    die "Toxiproxy API $1 $2: HTTP $code $body"
+  fi
+  cat "$out"
+  rm -f "$out"
+}
+
+cloud_proxy() {
+  local name=${1:?cloud-proxy NAME UPSTREAM} upstream=${2:?cloud-proxy NAME UPSTREAM}
+  local latency=${TSM_CLOUD_LATENCY_MS:-20} jitter=${TSM_CLOUD_JITTER_MS:-5} rate=${TSM_CLOUD_RATE_KBPS:-80000}
+  local v
+  for v in "$latency" "$jitter" "$rate"; do
+    [[ "$v" =~ ^[0-9]+$ ]] || die "TSM_CLOUD_LATENCY_MS, TSM_CLOUD_JITTER_MS and TSM_CLOUD_RATE_KBPS must be integers (got '$v')"
+  done
+  is_ready || die "Toxiproxy does not answer on $API (scripts/services/toxiproxy.sh start)"
+  api DELETE "/proxies/$name" >/dev/null
+  local created listen
+  created=$(api POST /proxies "{\"name\":\"$name\",\"listen\":\"127.0.0.1:0\",\"upstream\":\"$upstream\",\"enabled\":true}")
+  listen=$(printf '%s' "$created" | sed -n 's/.*"listen":"\([^"]*\)".*/\1/p')
+  [ -n "$listen" ] || die "Toxiproxy created $name but its answer has no listen address: $created"
+  api POST "/proxies/$name/toxics" "{\"name\":\"latency\",\"type\":\"latency\",\"stream\":\"downstream\",\"toxicity\":1,\"attributes\":{\"latency\":$latency,\"jitter\":$jitter}}" >/dev/null
+  local dir
+  for dir in downstream upstream; do
+    api POST "/proxies/$name/toxics" "{\"name\":\"bandwidth-$dir\",\"type\":\"bandwidth\",\"stream\":\"$dir\",\"toxicity\":1,\"attributes\":{\"rate\":$rate}}" >/dev/null
+  done
+  log "Toxiproxy proxy $name: $listen -> $upstream, latency ${latency}+-${jitter} ms (responses), ${rate} KB/s per connection each way"
+  echo "$listen"
+}
+
 case "${1:-}" in
   install) install_toxiproxy ;;
+  cloud-proxy) shift; cloud_proxy "$@" ;;
+  delete-proxy) is_ready && api DELETE "/proxies/${2:?delete-proxy NAME}" >/dev/null; true ;;
   start) start_toxiproxy ;;
   stop) stop_toxiproxy ;;
   env) print_env ;;
   status) is_ready ;;
-  *) die "usage: $0 install|start|stop|env|status" ;;
+  *) die "usage: $0 install|start|stop|env|status|cloud-proxy NAME UPSTREAM|delete-proxy NAME" ;;
 esac

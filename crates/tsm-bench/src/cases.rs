@@ -31,6 +31,7 @@ use tsm_core::{IndexType, ObjectKey, RemoteStorageManager, StorageBackend};
 use crate::child::self_cpu_seconds;
 use crate::datagen::{DataKind, SegmentFiles, SegmentInfo};
 use crate::plugin::{self, Backend, KeyFiles, Mode};
+use crate::probe::Probe;
 use crate::record::Record;
 
 /// Bytes a broker fetch reads before closing the stream (`fetch.max.bytes`-sized, 1 MiB).
@@ -148,7 +149,7 @@ async fn run_async(spec: &CaseSpec) -> Result<Option<Record>> {
     let mut rec = Record {
         harness: "rust".into(),
         subject: "tsm-core".into(),
-        backend: spec.backend.name().into(),
+        backend: crate::probe::backend_label(spec.backend.name()),
         data: spec.data.name().into(),
         mode: spec.mode.map(|m| m.name().to_string()),
         op: spec.op.name().into(),
@@ -192,8 +193,16 @@ async fn run_async(spec: &CaseSpec) -> Result<Option<Record>> {
             let key = ObjectKey::plain(format!("bench-limit/{}.log", spec.data.name()));
             let backend = engine.backend().clone();
             match spec.op {
-                Op::Put => raw_put(&backend, &key, &files.log, &mut rec).await?,
-                Op::Get => raw_get(&backend, &key, &files.log, &mut rec).await?,
+                Op::Put => {
+                    let probe = Probe::start()?;
+                    raw_put(&backend, &key, &files.log, &mut rec).await?;
+                    probe.finish(&mut rec)?;
+                }
+                Op::Get => {
+                    let probe = Probe::start()?;
+                    raw_get(&backend, &key, &files.log, &mut rec).await?;
+                    probe.finish(&mut rec)?;
+                }
                 _ => {
                     backend.delete(&[key]).await?;
                     return Ok(None);
@@ -205,6 +214,7 @@ async fn run_async(spec: &CaseSpec) -> Result<Option<Record>> {
             let engine = engine_for(props).await?;
             let meta = plugin::metadata(&info, spec.data, mode)?;
             let data = plugin::segment_data(&files)?;
+            let probe = Probe::start()?;
             let (t, c) = (Instant::now(), self_cpu_seconds());
             engine
                 .copy_log_segment_data(&meta, &data)
@@ -212,6 +222,7 @@ async fn run_async(spec: &CaseSpec) -> Result<Option<Record>> {
                 .with_context(|| format!("copying {} in mode {}", spec.data.name(), mode.name()))?;
             rec.seconds = t.elapsed().as_secs_f64();
             rec.cpu_seconds = Some(self_cpu_seconds() - c);
+            probe.finish(&mut rec)?;
             let up = counter(&engine, "backend.bytes.uploaded");
             rec.extra.insert("uploaded_bytes".into(), up.into());
         }
@@ -236,13 +247,19 @@ async fn run_async(spec: &CaseSpec) -> Result<Option<Record>> {
             rec.extra.insert("stored_log_bytes".into(), stored.into());
             rec.extra
                 .insert("segment_bytes".into(), info.log_bytes.into());
+            let gets0 = counter(&engine, "backend.fetch.requests");
+            let probe = Probe::start()?;
             match spec.op {
                 Op::Fetch1Mib => f.random(&files, spec, &mut rec).await?,
-                Op::FetchStream => {
-                    f.stream_all(&mut rec).await?;
-                    check_indexes(&engine, &meta, &files).await?;
-                }
+                Op::FetchStream => f.stream_all(&mut rec).await?,
                 _ => f.sequential(&mut rec).await?,
+            }
+            probe.finish(&mut rec)?;
+            // tsm's own count of object reads in the same window (cross-checks the store's).
+            let gets = counter(&engine, "backend.fetch.requests") - gets0;
+            rec.extra.insert("tsm_get_requests".into(), gets.into());
+            if spec.op == Op::FetchStream {
+                check_indexes(&engine, &meta, &files).await?;
             }
             if cached {
                 rec.extra

@@ -6,6 +6,8 @@
 //! - [`plugin`]: the plugin properties of each mode, the run's key pair, segment metadata.
 //! - [`run`] and [`child`]: every case in its own process (`tsm-bench run`), measured by
 //!   [`cases`]; results as JSON lines ([`record`]).
+//! - [`probe`]: request cost and connections seen from outside the plugin (the store's
+//!   own counters, the cloud proxy's connections) around each case's measured calls.
 //! - [`report`]: results -> markdown table of ratios to the limits and the issue's
 //!   targets (`tsm-bench report`).
 
@@ -14,6 +16,7 @@ pub mod cases;
 pub mod child;
 pub mod datagen;
 pub mod plugin;
+pub mod probe;
 pub mod record;
 pub mod report;
 pub mod run;

@@ -12,8 +12,10 @@
 //! GET.
 //!
 //! The JVM subjects (tsm-jni, java-baseline, the real Java plugin aiven-<version>) also get
-//! a table of their own, side by side ([`side_by_side`]).
+//! a table of their own, side by side ([`side_by_side`]); request cost, connections and
+//! issue 18's targets have theirs ([`request_cost`]).
 
+mod request_cost;
 mod side_by_side;
 
 use std::collections::BTreeMap;
@@ -285,6 +287,7 @@ pub fn render(records: &[Record]) -> String {
     }
 
     out.push_str(&side_by_side::render(&res));
+    out.push_str(&request_cost::render(&res));
 
     let _ = writeln!(out, "\n## Targets (issue 8)\n");
     let _ = writeln!(out, "| target | case | value | threshold | status |");

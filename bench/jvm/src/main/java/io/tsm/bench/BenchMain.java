@@ -110,10 +110,25 @@ public final class BenchMain implements Callable<Integer> {
             meta = set.metadata(segmentId());
         }
 
+        /** Warm-up rounds: at least this many (JIT tiers need repetitions, not one pass). */
+        static final int WARMUP_MIN_ROUNDS = 3;
+        /** ... and at most {@code TSM_BENCH_WARMUP_MAX_ROUNDS} (default 12). */
+        static final int WARMUP_MAX_ROUNDS = Integer.parseInt(System.getenv().getOrDefault("TSM_BENCH_WARMUP_MAX_ROUNDS", "12"));
+        /** Stable: the last two rounds within this fraction of each other. */
+        static final double WARMUP_STABLE = 0.10;
+
+        int warmupRounds;
+        double[] warmupSeconds = new double[0];
+
         /**
-         * JIT warm-up (not measured; the broker's JVM is long-lived): copy a prefix of the log
-         * (up to 8 chunks) as another segment, read it back whole and by 1 MiB fetches, delete
-         * it. Same for both plugins. Before that, {@link JceWarmup} (the JDK's AES-GCM).
+         * JIT warm-up (not measured; the broker's JVM is long-lived and its plugin hot): rounds
+         * of the same work as the measured cases on a prefix of the log (up to 8 chunks) under
+         * another segment id: copy it, read it back whole and by 1 MiB fetches, delete it.
+         * Rounds repeat until the per-round time is stable (the last two within
+         * {@value #WARMUP_STABLE} of each other) after at least {@value #WARMUP_MIN_ROUNDS},
+         * at most {@code TSM_BENCH_WARMUP_MAX_ROUNDS} (12); every round's seconds go to
+         * {@code extra.warmup_round_seconds}. Same for every plugin. Before that, {@link JceWarmup}
+         * (the JDK's AES-GCM).
          */
         void warmUp() throws Exception {
             if (noWarmup) {
@@ -139,6 +154,36 @@ public final class BenchMain implements Callable<Integer> {
                     left -= r;
                 }
             }
+            java.util.List<Double> rounds = new java.util.ArrayList<>();
+            try {
+                while (rounds.size() < Math.max(WARMUP_MIN_ROUNDS, 1)
+                        || (rounds.size() < WARMUP_MAX_ROUNDS && !stable(rounds))) {
+                    long t0 = System.nanoTime();
+                    warmUpRound(log, n);
+                    rounds.add((System.nanoTime() - t0) / 1e9);
+                }
+            } finally {
+                Files.deleteIfExists(log);
+                Files.deleteIfExists(dir);
+            }
+            warmupRounds = rounds.size();
+            warmupSeconds = rounds.stream().mapToDouble(Double::doubleValue).toArray();
+            // The warm-up's garbage must not count as the measured call's peak memory.
+            System.gc();
+            peakReset = ProcessStats.resetPeakRss();
+        }
+
+        static boolean stable(java.util.List<Double> rounds) {
+            int k = rounds.size();
+            if (k < 2) {
+                return false;
+            }
+            double a = rounds.get(k - 2);
+            double b = rounds.get(k - 1);
+            return Math.abs(a - b) <= WARMUP_STABLE * Math.max(a, b);
+        }
+
+        private void warmUpRound(Path log, long n) throws Exception {
             RemoteLogSegmentMetadata wm = set.metadata(Uuid.randomUuid(), (int) n);
             try {
                 rsm.copyLogSegmentData(wm, new LogSegmentData(log, set.offsetIndex(), set.timeIndex(),
@@ -152,12 +197,7 @@ public final class BenchMain implements Callable<Integer> {
                 }
             } finally {
                 rsm.deleteLogSegmentData(wm);
-                Files.deleteIfExists(log);
-                Files.deleteIfExists(dir);
             }
-            // The warm-up's garbage must not count as the measured call's peak memory.
-            System.gc();
-            peakReset = ProcessStats.resetPeakRss();
         }
 
         /** Same id in every JVM of one (plugin, backend, mode, set): fetch cases read what copy wrote. */
@@ -166,7 +206,7 @@ public final class BenchMain implements Callable<Integer> {
         }
 
         ObjectNode line(String op) throws ReflectiveOperationException, java.io.IOException {
-            ObjectNode n = Results.line(Plugins.subject(plugin), backend, set.name, mode, op);
+            ObjectNode n = Results.line(Plugins.subject(plugin), StoreProbe.backendLabel(backend), set.name, mode, op);
             return n;
         }
 
@@ -187,6 +227,13 @@ public final class BenchMain implements Callable<Integer> {
             e.put("xmx_bytes", Runtime.getRuntime().maxMemory());
             e.put("chunk_size", Plugins.CHUNK_SIZE);
             e.put("jit_warmup", !noWarmup);
+            if (warmupRounds > 0) {
+                e.put("warmup_rounds", warmupRounds);
+                com.fasterxml.jackson.databind.node.ArrayNode w = e.putArray("warmup_round_seconds");
+                for (double x : warmupSeconds) {
+                    w.add(Math.round(x * 1e4) / 1e4);
+                }
+            }
             e.put("peak_rss_reset_after_warmup", peakReset);
             if (jceWarmupRounds > 0) {
                 e.put("jce_gcm_warmup_rounds", jceWarmupRounds);
@@ -251,6 +298,7 @@ public final class BenchMain implements Callable<Integer> {
                 c.warmUp();
                 Long rss = ProcessStats.rssBytes();
                 Long up0 = Plugins.bytesUploaded(c.rsm);
+                StoreProbe probe = StoreProbe.start();
                 Clock clock = new Clock();
                 clock.start();
                 c.rsm.copyLogSegmentData(c.meta, c.set.data(Optional.empty()));
@@ -258,6 +306,7 @@ public final class BenchMain implements Callable<Integer> {
                 Long up1 = Plugins.bytesUploaded(c.rsm);
                 ObjectNode line = c.line("copy");
                 ObjectNode e = c.extra(line, rss);
+                probe.finish(e);
                 if (up0 != null && up1 != null) {
                     e.put("uploaded_bytes", up1 - up0);
                 }
@@ -295,6 +344,8 @@ public final class BenchMain implements Callable<Integer> {
                 long[] ttfb = new long[samples];
                 long delivered = 0;
                 long maxDown = 0;
+                Long gets0 = Plugins.getRequests(c.rsm);
+                StoreProbe probe = StoreProbe.start();
                 Clock clock = new Clock();
                 for (int i = 0; i < samples; i++) {
                     int pos = all[random.nextInt(all.length)];
@@ -319,6 +370,8 @@ public final class BenchMain implements Callable<Integer> {
                 Long down1 = Plugins.bytesDownloaded(c.rsm);
                 ObjectNode line = c.line("fetch-1mib");
                 ObjectNode e = c.extra(line, rss);
+                probe.finish(e);
+                putGets(e, gets0, Plugins.getRequests(c.rsm));
                 c.storedSizes(e);
                 Arrays.sort(ttfb);
                 e.put("fetches", samples);
@@ -361,6 +414,13 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
+    /** tsm's own count of object reads in the measured window (cross-checks the store's), when known. */
+    static void putGets(ObjectNode e, Long before, Long after) {
+        if (before != null && after != null) {
+            e.put("tsm_get_requests", after - before);
+        }
+    }
+
     static long pct(long[] sorted, double p) {
         int i = (int) Math.round((sorted.length - 1) * p);
         return sorted[Math.min(sorted.length - 1, Math.max(0, i))];
@@ -380,6 +440,8 @@ public final class BenchMain implements Callable<Integer> {
             byte[] buf = new byte[MIB];
             Long down0 = Plugins.bytesDownloaded(c.rsm);
             Long rss = ProcessStats.rssBytes();
+            Long gets0 = Plugins.getRequests(c.rsm);
+            StoreProbe probe = StoreProbe.start();
             Clock clock = new Clock();
             long pos = 0;
             long fetches = 0;
@@ -400,6 +462,8 @@ public final class BenchMain implements Callable<Integer> {
             Long down1 = Plugins.bytesDownloaded(c.rsm);
             ObjectNode line = c.line(op);
             ObjectNode e = c.extra(line, rss);
+            probe.finish(e);
+            putGets(e, gets0, Plugins.getRequests(c.rsm));
             c.storedSizes(e);
             e.put("fetches", fetches);
             e.put("read_bytes", readTotal);
@@ -453,6 +517,8 @@ public final class BenchMain implements Callable<Integer> {
                 byte[] buf = new byte[MIB];
                 Long down0 = Plugins.bytesDownloaded(c.rsm);
                 Long rss = ProcessStats.rssBytes();
+                Long gets0 = Plugins.getRequests(c.rsm);
+                StoreProbe probe = StoreProbe.start();
                 Clock clock = new Clock();
                 long total = 0;
                 clock.start();
@@ -475,6 +541,8 @@ public final class BenchMain implements Callable<Integer> {
                 Long down1 = Plugins.bytesDownloaded(c.rsm);
                 ObjectNode line = c.line("fetch-stream");
                 ObjectNode e = c.extra(line, rss);
+                probe.finish(e);
+                putGets(e, gets0, Plugins.getRequests(c.rsm));
                 c.storedSizes(e);
                 e.put("read_bytes", MIB);
                 c.finish(line, clock, total, down0 == null || down1 == null ? null : down1 - down0);

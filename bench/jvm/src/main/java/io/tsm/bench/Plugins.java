@@ -177,6 +177,14 @@ final class Plugins {
         return tsmCounter(rsm, "backend.bytes.uploaded");
     }
 
+    /** tsm's object reads ({@code backend.fetch.requests}); null for the other plugins. */
+    static Long getRequests(RemoteStorageManager rsm) {
+        if (rsm instanceof JavaBaselineRsm || rsm instanceof ClassLoaderAwareRemoteStorageManager) {
+            return null;
+        }
+        return tsmCounter(rsm, "backend.fetch.requests");
+    }
+
     static final String AIVEN_METRICS = "aiven.kafka.server.tieredstorage:type=remote-storage-manager-metrics";
 
     private static Long aivenUploaded() {
