@@ -145,13 +145,25 @@ impl ChunkCache {
         })
     }
 
-    /// An in-memory cache bounded by `bound` (bytes of chunk data).
+    /// An in-memory cache bounded by `bound` (bytes of chunk data), metrics
+    /// `cache.chunk.*`.
     pub fn memory(
         bound: Bound,
         ttl: Option<std::time::Duration>,
         registry: &MetricsRegistry,
     ) -> Self {
-        let cache = AsyncCache::builder("chunk")
+        Self::memory_named("chunk", bound, ttl, registry)
+    }
+
+    /// As [`ChunkCache::memory`], with metrics `cache.<name>.*` (the engine's default
+    /// read-ahead store is `readahead`).
+    pub fn memory_named(
+        name: &str,
+        bound: Bound,
+        ttl: Option<std::time::Duration>,
+        registry: &MetricsRegistry,
+    ) -> Self {
+        let cache = AsyncCache::builder(name)
             .bound(bound)
             .ttl(ttl)
             .weigher(|_k: &ChunkKey, v: &Bytes| v.len() as u64)
@@ -259,6 +271,15 @@ impl ChunkCache {
                     })
                 })
             }
+        }
+    }
+
+    /// The cached chunk, without loading it. Disk kind: a file that cannot be read counts
+    /// as absent.
+    pub async fn get(&self, key: &ChunkKey) -> Option<Bytes> {
+        match &self.store {
+            Store::Memory(cache) => cache.lookup(key).await,
+            Store::Disk { index, .. } => index.lookup(key).await?.read().await.ok(),
         }
     }
 
