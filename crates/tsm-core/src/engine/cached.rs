@@ -10,10 +10,12 @@
 //! concatenated, restored (decrypt, decompress), cached, returned. The wanted chunk never
 //! waits for prefetched ones: each read-ahead chunk is its own GET in its own task.
 //!
-//! Read-ahead covers the stored bytes after chunk `n` up to: the rest of the requested
-//! range when the caller gave an end, `fetch.chunk.cache.prefetch.max.size` with a chunk
-//! cache (the Java plugin's meaning: on every read), and `tsm.fetch.read.ahead.bytes` when
-//! the stream continues the previous one (`engine/readahead.rs`); whichever is largest.
+//! Read-ahead covers the chunks after chunk `n` that the stream certainly reads (the rest
+//! of the requested range when the caller gave an end, else the chunks of the broker's
+//! first read: `first_read_bytes` from the start, 1 MiB), then the stored bytes after
+//! chunk `n` up to `fetch.chunk.cache.prefetch.max.size` with a chunk cache (the Java
+//! plugin's meaning: on every read) or `tsm.fetch.read.ahead.bytes` when the stream
+//! continues the previous one (`engine/readahead.rs`), whichever is larger.
 //! Per segment at most `tsm.fetch.gets.in.flight` read-ahead loads run at once; chunks
 //! already stored or loading are skipped. A read-ahead load runs only when its memory
 //! (stored + original chunk) is free in the budget right now (it never waits for
@@ -54,8 +56,10 @@ pub(super) struct Read {
     pub(super) chunks: Range<u64>,
     pub(super) start: u64,
     pub(super) last: u64,
-    /// The caller gave an end: read ahead within the range.
-    pub(super) end_given: bool,
+    /// Chunks before this one are certainly read (the requested range when the caller gave
+    /// an end, else the chunks of the broker's first read, `first_read_bytes`): loaded
+    /// ahead in parallel whatever `ahead` says.
+    pub(super) until: u64,
     /// Stored bytes to read ahead of the chunk being read (besides the range's rest).
     pub(super) ahead: u64,
 }
@@ -71,12 +75,7 @@ pub(super) fn cached_stream(inner: Arc<EngineShared>, store: ChunkCache, r: Read
             let (inner, store, r, object) =
                 (inner.clone(), store.clone(), r.clone(), object.clone());
             async move {
-                let in_range = if r.end_given {
-                    stored_between(&r.index, n + 1, r.chunks.end)
-                } else {
-                    0
-                };
-                prefetch(&inner, &store, &r, &object, n + 1, in_range.max(r.ahead));
+                prefetch(&inner, &store, &r, &object, n + 1);
                 let key = ChunkKey::new(object.clone(), n);
                 let loader = wanted(inner.clone(), store.clone(), r.clone(), key.clone());
                 let bytes = bounded(
@@ -96,19 +95,6 @@ pub(super) fn cached_stream(inner: Arc<EngineShared>, store: ChunkCache, r: Read
             b.slice(from..to.max(from))
         })
         .boxed()
-}
-
-/// Stored bytes of chunks `from..to`.
-fn stored_between(index: &ChunkIndex, from: u64, to: u64) -> u64 {
-    match (
-        index.chunk(from),
-        to.checked_sub(1).and_then(|l| index.chunk(l)),
-    ) {
-        (Some(a), Some(b)) if from < to => {
-            b.transformed_start + b.transformed_len - a.transformed_start
-        }
-        _ => 0,
-    }
 }
 
 /// Chunk `key.chunk` for the stream that needs it: the read-ahead load already running
@@ -203,17 +189,16 @@ async fn load_chunk(
     })
 }
 
-/// Starts read-ahead loads of the chunks from `from` on, within `ahead` stored bytes
-/// (see the module docs). Never waits.
+/// Starts read-ahead loads of the chunks from `from` on: those before `r.until`, then
+/// those within `r.ahead` stored bytes (see the module docs). Never waits.
 fn prefetch(
     inner: &Arc<EngineShared>,
     store: &ChunkCache,
     r: &Arc<Read>,
     object: &Arc<str>,
     from: u64,
-    ahead: u64,
 ) {
-    if ahead == 0 || inner.is_closed() {
+    if (r.ahead == 0 && from >= r.until) || inner.is_closed() {
         return;
     }
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
@@ -226,7 +211,7 @@ fn prefetch(
     while running < max && m < r.index.chunk_count() {
         let Some(c) = r.index.chunk(m) else { break };
         covered += c.transformed_len;
-        if covered > ahead {
+        if m >= r.until && covered > r.ahead {
             break;
         }
         let key = ChunkKey::new(object.clone(), m);

@@ -1,9 +1,10 @@
 //! `fetchLogSegment`: the manifest, then the bytes of the requested range, downloaded
 //! lazily (object-format-v1 "`.log`", "Manifest"). Three paths, picked per stream:
 //!
-//! - through a chunk store (`engine/cached.rs`): when a chunk cache is configured, or when
-//!   the open continues the previous stream of the segment (`engine/readahead.rs`: a
-//!   lagging consumer) and the default read-ahead store exists. Read-ahead runs there.
+//! - through a chunk store (`engine/cached.rs`): when a chunk cache is configured; else,
+//!   when the default read-ahead store exists, for every transformed segment and for a
+//!   plain one when the open continues the previous stream of the segment
+//!   (`engine/readahead.rs`: a lagging consumer). Read-ahead runs there.
 //! - plain segments (no compression, no encryption), otherwise: the exact requested range
 //!   (clamped to the segment), no chunk alignment: [`plain_plan`] (the first
 //!   `first_read_bytes` split into up to `tsm.fetch.gets.in.flight` parallel sub-range
@@ -183,10 +184,13 @@ pub(super) async fn fetch(
         0
     };
     // The configured chunk cache serves every read (with the Java plugin's prefetch); the
-    // default read-ahead store only sequential ones.
+    // default read-ahead store sequential reads and every read of a transformed segment
+    // (whose chunks the next fetch would otherwise download again).
     let store = match (&inner.chunks, &inner.reads.store) {
         (Some(cache), _) => Some((cache.clone(), ahead.max(inner.opts.prefetch_max_size))),
-        (None, Some(store)) if ahead > 0 => Some((store.clone(), ahead)),
+        (None, Some(store)) if ahead > 0 || !transform.is_identity() => {
+            Some((store.clone(), ahead))
+        }
         _ => None,
     };
     let sizes = PlanSizes {
@@ -196,6 +200,13 @@ pub(super) async fn fetch(
         min_part: inner.opts.min_sub_range_bytes,
     };
     let stream = if let Some((store, ahead)) = store {
+        let until = if end.is_some() {
+            chunks.end
+        } else {
+            let first_read_last =
+                last.min(start.saturating_add(inner.opts.first_read_bytes.max(1)) - 1);
+            first_read_last / chunk_size + 1
+        };
         super::cached::cached_stream(
             inner.clone(),
             store,
@@ -206,7 +217,7 @@ pub(super) async fn fetch(
                 chunks,
                 start,
                 last,
-                end_given: end.is_some(),
+                until,
                 ahead,
             },
         )

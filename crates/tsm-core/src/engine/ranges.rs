@@ -15,7 +15,7 @@
 //!   chunk, at most [`super::fetch::MAX_CHUNKS_PER_GET`] chunks).
 //!
 //! Every plan covers its span exactly once, contiguously, in increasing order (property
-//! tests in `tests/read_ranges_proptest.rs` through [`crate::engine::ranges_for_tests`]).
+//! tests in `tests/read_ranges_proptest.rs`).
 
 use std::sync::Arc;
 
