@@ -198,6 +198,9 @@ async fn budget_is_held_by_open_streams_and_exhaustion_is_a_retriable_wait() {
         "an open stream holds its window"
     );
     drop(open);
+    // The chunk loads of its first read run on into the read-ahead store, each holding its
+    // chunk's budget until it ends.
+    read_ahead_idle(&engine).await;
     assert_eq!(
         engine.memory_in_use(),
         0,
@@ -209,6 +212,7 @@ async fn budget_is_held_by_open_streams_and_exhaustion_is_a_retriable_wait() {
     read_all(&engine, &seg.metadata, 0, None)
         .await
         .expect_err("injected");
+    read_ahead_idle(&engine).await;
     faulty.clear();
     assert_eq!(engine.memory_in_use(), 0, "after an error");
 }
@@ -219,6 +223,8 @@ async fn exhausted_budget_waits_at_most_the_deadline() {
     let mut opts = options(1 << 20, CompressionMode::On, None);
     opts.memory_budget_bytes = 1 << 20; // smaller than one fetch window of 1 MiB chunks
     opts.deadlines.first_byte = LIMIT;
+    // No read-ahead store: the stream reserves its restore pipeline when it opens.
+    opts.read_ahead_store_bytes = 0;
     let engine = world.engine(opts);
     let seg = segment(&world.path("s"), record_batches(40, 0, 5), true, 5);
     engine
@@ -306,6 +312,7 @@ async fn delete_purges_the_segments_cached_chunks() {
         .await
         .expect("copy");
     check_range(&engine, &seg, 0, None, "fill the chunk cache").await;
+    read_ahead_idle(&engine).await;
     cache.run_pending_tasks().await;
     assert!(cache.weighted_size() > 0);
     engine

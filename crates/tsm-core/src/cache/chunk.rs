@@ -304,6 +304,14 @@ impl ChunkCache {
         }
     }
 
+    /// Drops one chunk (disk kind: its file is removed).
+    pub async fn invalidate(&self, key: &ChunkKey) {
+        match &self.store {
+            Store::Memory(c) => c.invalidate(key).await,
+            Store::Disk { index, .. } => index.invalidate(key).await,
+        }
+    }
+
     /// Drops chunks `0..chunks` of `object` (its segment was deleted or overwritten);
     /// disk kind: their files are removed.
     pub async fn invalidate_object(&self, object: &str, chunks: u64) {

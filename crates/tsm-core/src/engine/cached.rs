@@ -15,7 +15,8 @@
 //! first read: `first_read_bytes` from the start, 1 MiB), then the stored bytes after
 //! chunk `n` up to `fetch.chunk.cache.prefetch.max.size` with a chunk cache (the Java
 //! plugin's meaning: on every read) or `tsm.fetch.read.ahead.bytes` when the stream
-//! continues the previous one (`engine/readahead.rs`), whichever is larger.
+//! continues the previous one (`engine/readahead.rs`) or has itself read a whole chunk
+//! past its first read (a tool restoring a segment), whichever is larger.
 //! Per segment at most `tsm.fetch.gets.in.flight` read-ahead loads run at once; chunks
 //! already stored or loading are skipped. A read-ahead load runs only when its memory
 //! (stored + original chunk) is free in the budget right now (it never waits for
@@ -75,7 +76,14 @@ pub(super) fn cached_stream(inner: Arc<EngineShared>, store: ChunkCache, r: Read
             let (inner, store, r, object) =
                 (inner.clone(), store.clone(), r.clone(), object.clone());
             async move {
-                prefetch(&inner, &store, &r, &object, n + 1);
+                // A stream read past the chunks of its first read is a sequential reader
+                // itself (a tool restoring a whole segment): read ahead for it too.
+                let ahead = if n > r.until {
+                    r.ahead.max(inner.opts.read_ahead_bytes)
+                } else {
+                    r.ahead
+                };
+                prefetch(&inner, &store, &r, &object, n + 1, ahead);
                 let key = ChunkKey::new(object.clone(), n);
                 let loader = wanted(inner.clone(), store.clone(), r.clone(), key.clone());
                 let bytes = bounded(
@@ -190,15 +198,16 @@ async fn load_chunk(
 }
 
 /// Starts read-ahead loads of the chunks from `from` on: those before `r.until`, then
-/// those within `r.ahead` stored bytes (see the module docs). Never waits.
+/// those within `ahead` stored bytes (see the module docs). Never waits.
 fn prefetch(
     inner: &Arc<EngineShared>,
     store: &ChunkCache,
     r: &Arc<Read>,
     object: &Arc<str>,
     from: u64,
+    ahead: u64,
 ) {
-    if (r.ahead == 0 && from >= r.until) || inner.is_closed() {
+    if (ahead == 0 && from >= r.until) || inner.is_closed() {
         return;
     }
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
@@ -211,7 +220,7 @@ fn prefetch(
     while running < max && m < r.index.chunk_count() {
         let Some(c) = r.index.chunk(m) else { break };
         covered += c.transformed_len;
-        if m >= r.until && covered > r.ahead {
+        if m >= r.until && covered > ahead {
             break;
         }
         let key = ChunkKey::new(object.clone(), m);
@@ -260,12 +269,18 @@ fn prefetch(
             if let Ok(bytes) = &r {
                 store.insert(key.clone(), bytes.clone()).await;
             }
-            inner
+            let ours = inner
                 .reads
                 .inflight
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .remove(&key);
+                .remove(&key)
+                .is_some();
+            if !ours {
+                // The segment was deleted or overwritten meanwhile
+                // (`EngineShared::invalidate` dropped our entry): cache nothing of it.
+                store.invalidate(&key).await;
+            }
             if let Err(e) = r {
                 tracing::debug!(error = %e, chunk = key.chunk, "read-ahead failed");
             }

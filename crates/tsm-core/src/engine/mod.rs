@@ -128,7 +128,11 @@ impl EngineShared {
     /// Drops cached manifest, indexes and (when the manifest is still cached, giving the
     /// chunk count) restored chunks of a segment (after delete or overwrite).
     pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
-        if let Some(cache) = &self.chunks {
+        // Read-ahead loads of the segment in flight: forgotten first, so none of them
+        // caches its chunk afterwards (`engine/cached.rs`).
+        self.reads.forget(keys.log.as_str());
+        let stores = self.chunks.iter().chain(self.reads.store.iter());
+        for cache in stores {
             let manifest_key = keys.manifest.as_str().to_string();
             if let Some(segment) = self.manifests.get(&manifest_key).await {
                 if let Ok(index) = segment.manifest.chunk_index(&keys.manifest) {

@@ -18,6 +18,18 @@
 //! engine). `inflight` holds the chunk loads read-ahead started, so a stream that needs a
 //! chunk whose GET is already running waits for that GET instead of issuing its own.
 //!
+//! The next segment is not read ahead. The plugin sees only the segment the broker asks
+//! for (`RemoteLogSegmentMetadata`); which segment follows is the broker's knowledge (its
+//! RemoteLogMetadataManager). The next segment's objects start at `endOffset + 1`, but
+//! their key also holds a segment id that is a fresh random UUID per copy attempt: finding
+//! them takes a LIST of the partition's prefix, which may show several candidates (a
+//! retried copy, an orphan of a failed one, a segment of another leader epoch that the
+//! broker will never read) and cannot see `object_prefix` / `object_key` overrides from that
+//! segment's custom metadata. Guessing would download segments the broker may never ask
+//! for, so read-ahead stops at the end of the segment; the broker's first fetch of the
+//! next segment is an exact 1 MiB read (plain) or one chunk in parallel sub-range GETs,
+//! and the following fetch turns read-ahead on again.
+//!
 //! Memory: the position map holds at most [`MAX_TRACKED`] segments (a few words each,
 //! forgotten after [`TRACK_TTL`]); `inflight` at most `tsm.fetch.gets.in.flight` loads per
 //! segment being read ahead, each holding its chunk's reservation.
@@ -126,6 +138,15 @@ impl ReadAhead {
                 served: 0,
             },
         )
+    }
+
+    /// Forgets the read-ahead loads in flight for `object` (its segment was deleted or
+    /// overwritten): they finish, but cache nothing.
+    pub(crate) fn forget(&self, object: &str) {
+        self.inflight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|k, _| &*k.object != object);
     }
 
     /// Read-ahead loads in flight, all segments.
