@@ -450,11 +450,16 @@ impl RemoteStorageManager {
         self.inner.lifecycle.budget.in_use()
     }
 
-    /// The memory budget the calls share, bytes: `tsm.memory.budget.bytes` minus the
-    /// default read-ahead store's share (`tsm.fetch.read.ahead.store.bytes`, when no chunk
-    /// cache is configured).
+    /// The memory budget, bytes (`tsm.memory.budget.bytes`). The calls share it minus the
+    /// default read-ahead store's share ([`Self::read_ahead_store_bytes`]).
     pub fn memory_budget(&self) -> u64 {
-        self.inner.lifecycle.budget.total()
+        self.inner.lifecycle.budget.total() + self.read_ahead_store_bytes()
+    }
+
+    /// The share of the memory budget set aside for the default read-ahead store (0 with
+    /// a chunk cache or read-ahead off); also the gauge `memory.readahead.store.bytes`.
+    pub fn read_ahead_store_bytes(&self) -> u64 {
+        self.inner.reads.store_bytes
     }
 
     /// Read-ahead chunk loads running now (`engine/cached.rs`; each ends within the store
@@ -488,6 +493,10 @@ impl RemoteStorageManager {
         let g = &mut m.gauges;
         g.insert("memory.in_use.bytes".into(), self.memory_in_use());
         g.insert("memory.budget.bytes".into(), self.memory_budget());
+        g.insert(
+            "memory.readahead.store.bytes".into(),
+            self.read_ahead_store_bytes(),
+        );
         g.insert(
             "fetch.read.ahead.loads".into(),
             self.read_ahead_loads() as u64,

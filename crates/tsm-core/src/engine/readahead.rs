@@ -69,6 +69,8 @@ pub(crate) struct ReadAhead {
     /// The default read-ahead store (`None` when a chunk cache is configured or read-ahead
     /// is off).
     pub(crate) store: Option<ChunkCache>,
+    /// Its bound, bytes (0 without it).
+    pub(crate) store_bytes: u64,
 }
 
 /// One stream's read position, updated as it hands bytes out.
@@ -100,6 +102,7 @@ impl ReadAhead {
                 .ttl(Some(TRACK_TTL))
                 .build(),
             inflight: Mutex::new(HashMap::new()),
+            store_bytes,
             store: (store_bytes > 0).then(|| {
                 ChunkCache::memory_named(
                     "readahead",
