@@ -28,7 +28,9 @@
 //! its deadline; success is correct there.
 //!
 //! Plus: a copy whose future is dropped mid-upload, and `shutdown` with a copy in flight,
-//! leave no object and no incomplete multipart upload.
+//! leave no object and no incomplete multipart upload. And the read path on the issue's
+//! slow link (20 ms latency, 80 MB/s per connection): a lagging consumer keeps
+//! `tsm.fetch.gets.in.flight` GETs in flight, counted by a wrapper of the backend.
 //!
 //! Deadlines: `tsm.storage.get.first.byte.timeout.ms`, `tsm.storage.get.idle.timeout.ms`,
 //! `tsm.storage.upload.timeout.ms`, `tsm.storage.delete.timeout.ms` and the cache-load
@@ -936,4 +938,192 @@ async fn shutdown_with_a_copy_in_flight_leaves_nothing() {
         "left behind when shutdown returned:\n  {}",
         problems.join("\n  ")
     );
+}
+
+// ---- parallel ranged GETs over a slow link -------------------------------------------
+
+/// Counts the `.log` GETs open at once (from the call until its body ends or is dropped).
+struct ConcurrentGets {
+    inner: Arc<dyn StorageBackend>,
+    open: Arc<std::sync::atomic::AtomicUsize>,
+    max: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl std::fmt::Debug for ConcurrentGets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ConcurrentGets")
+    }
+}
+
+impl std::fmt::Display for ConcurrentGets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.inner, f)
+    }
+}
+
+/// One open GET; closes on drop.
+struct OpenGet(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for OpenGet {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait::async_trait]
+impl StorageBackend for ConcurrentGets {
+    async fn upload(
+        &self,
+        key: &ObjectKey,
+        body: tsm_core::backend::ByteStream,
+        size: Option<u64>,
+    ) -> Result<u64, tsm_core::backend::BackendError> {
+        self.inner.upload(key, body, size).await
+    }
+
+    async fn fetch(
+        &self,
+        key: &ObjectKey,
+        range: Option<tsm_core::backend::ByteRange>,
+    ) -> Result<tsm_core::backend::ByteStream, tsm_core::backend::BackendError> {
+        if !key.as_str().ends_with(".log") {
+            return self.inner.fetch(key, range).await;
+        }
+        let n = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max.fetch_max(n, Ordering::SeqCst);
+        let open = OpenGet(self.open.clone());
+        let body = self.inner.fetch(key, range).await?;
+        Ok(body
+            .map(move |item| {
+                let _open = &open;
+                item
+            })
+            .boxed())
+    }
+
+    async fn delete(&self, keys: &[ObjectKey]) -> Result<(), tsm_core::backend::BackendError> {
+        self.inner.delete(keys).await
+    }
+
+    fn list(&self, prefix: &ObjectKey) -> tsm_core::backend::ListStream {
+        self.inner.list(prefix)
+    }
+}
+
+/// The link: MinIO behind 20 ms of latency and 80 MB/s per connection. A lagging
+/// consumer reads a plain 24 MiB segment in the broker's 1 MiB fetches: its first read
+/// goes out as 4 sub-range GETs at once, then read-ahead keeps 8 chunk GETs in flight
+/// (`tsm.fetch.gets.in.flight`); every byte arrives in order, each stored byte is
+/// downloaded about once. Counts GETs open at once (not time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lagging_consumer_keeps_several_gets_in_flight() {
+    let Some(w) = World::new("parallel-gets").await else {
+        return;
+    };
+    let seg = segment(w.dir.path(), 24 << 20, 77);
+    let direct = w
+        .engine(
+            Route::Direct,
+            &[("tsm.storage.upload.timeout.ms", "120000")],
+        )
+        .await;
+    Box::pin(direct.copy_log_segment_data(&seg.metadata, &seg.data))
+        .await
+        .expect("copy straight to MinIO");
+    w.proxy
+        .add(&[
+            toxic(
+                "rtt",
+                "latency",
+                "downstream",
+                json!({ "latency": 20, "jitter": 0 }),
+            ),
+            toxic("link", "bandwidth", "downstream", json!({ "rate": 80_000 })),
+        ])
+        .await;
+    let mut settings = w.env.s3.clone();
+    settings.insert("s3.endpoint.url".into(), w.proxy.endpoint());
+    settings.insert("s3.bucket.name".into(), w.bucket.clone());
+    let s3 = S3Backend::from_storage_config(&StorageConfig::new(settings))
+        .await
+        .expect("backend through the proxy");
+    let (open, max) = (
+        Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+    );
+    let counting = Arc::new(ConcurrentGets {
+        inner: Arc::new(s3),
+        open: open.clone(),
+        max: max.clone(),
+    });
+    let registry = tsm_core::metrics::MetricsRegistry::new();
+    let backend = tsm_core::backend::layers::layered(counting, None, &registry);
+    let mut opts = tsm_core::engine::EngineOptions::new(CHUNK as u32);
+    opts.key_prefix = KEY_PREFIX.into();
+    let engine = RemoteStorageManager::with_registry(backend, opts, registry);
+
+    // The first fetch: 1 MiB in 4 sub-range GETs issued together.
+    let mut start = 0usize;
+    let mut first = true;
+    while start < seg.log.len() {
+        let mut s = Box::pin(engine.fetch_log_segment(&seg.metadata, start as u64, None))
+            .await
+            .expect("fetch");
+        let mut got = Vec::new();
+        while got.len() < CHUNK {
+            match s.next().await {
+                Some(b) => got.extend_from_slice(&b.expect("bytes")),
+                None => break,
+            }
+        }
+        drop(s);
+        got.truncate(CHUNK);
+        assert!(
+            got[..] == seg.log[start..start + got.len()],
+            "bytes at {start} differ"
+        );
+        if first {
+            assert_eq!(
+                max.load(Ordering::SeqCst),
+                4,
+                "the first read's sub-range GETs were not in flight together"
+            );
+            first = false;
+        }
+        // The broker's next fetch starts a partial batch before this one's end.
+        start = if start + got.len() == seg.log.len() {
+            seg.log.len()
+        } else {
+            start + got.len() - 1000
+        };
+    }
+    let until = Instant::now() + Duration::from_secs(60);
+    while engine.read_ahead_loads() > 0 {
+        assert!(
+            Instant::now() < until,
+            "read-ahead still running after 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let m = engine.metrics();
+    let (gets, down) = (
+        m.counter("backend.fetch.requests"),
+        m.counter("bytes.downloaded"),
+    );
+    let most = max.load(Ordering::SeqCst);
+    eprintln!(
+        "{} bytes: {gets} GETs, {down} bytes downloaded, at most {most} .log GETs at once",
+        seg.log.len()
+    );
+    assert!(
+        most >= tsm_core::engine::DEFAULT_GETS_IN_FLIGHT,
+        "read-ahead kept at most {most} GETs in flight"
+    );
+    assert!(
+        down as f64 <= 1.05 * seg.log.len() as f64,
+        "downloaded {down} for a {} byte segment",
+        seg.log.len()
+    );
+    assert_eq!(open.load(Ordering::SeqCst), 0, "GETs left open");
+    assert_eq!(engine.memory_in_use(), 0, "budget back");
 }

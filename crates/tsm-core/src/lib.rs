@@ -28,12 +28,6 @@ pub mod object_keys;
 pub mod segment;
 pub mod transform;
 
-// Old module names, for engine code written before the renames (issue 17) on other
-// branches: `crate::keys` is `object_keys`, `crate::config::keys` is `config::names`.
-// Crate-private; remove once nothing uses them.
-#[allow(unused_imports)]
-pub(crate) use object_keys as keys;
-
 pub use backend::{BackendError, ByteRange, ByteStream, ObjectKey, ObjectMeta, StorageBackend};
 pub use config::{BackendKind, ConfigError, StorageConfig};
 pub use engine::{CopyOutcome, MetricsSnapshot, ObjectType, RemoteStorageManager, SegmentStream};

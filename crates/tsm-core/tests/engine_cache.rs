@@ -41,6 +41,9 @@ fn cached_engine(
     let ring = encrypt.then(|| key_ring(world.dir.path(), "k1", 0));
     let mut opts = options(chunk, CompressionMode::Off, ring);
     opts.prefetch_max_size = prefetch;
+    // These tests pin the chunk cache's own prefetch (`fetch.chunk.cache.prefetch.max.size`);
+    // sequential read-ahead is tested in engine_reads.rs.
+    opts.read_ahead_bytes = 0;
     RemoteStorageManager::with_registry(world.backend.clone(), opts, registry)
         .with_chunk_cache(Some(cache))
 }
@@ -92,17 +95,24 @@ async fn engine_cache_prefetches_the_next_chunks() {
         .await
         .expect("copy");
     check_range(&engine, &seg, 0, Some(10), "first chunk").await;
+    read_ahead_idle(&engine).await;
     let before = downloaded(&engine);
-    // Chunks 1..=3 were prefetched with chunk 0.
+    // Chunks 1..=3 were prefetched with chunk 0: reading them downloads only what the
+    // prefetch keeps ahead of the chunk being read, on hits too (chunks 4..=6).
     check_range(&engine, &seg, 1000, Some(3999), "prefetched").await;
+    read_ahead_idle(&engine).await;
     assert_eq!(
-        downloaded(&engine),
-        before,
-        "prefetched chunks were downloaded again"
+        downloaded(&engine) - before,
+        3000,
+        "prefetched chunks were downloaded again, or prefetch did not run on hits"
     );
-    // Chunk 4 was not.
-    check_range(&engine, &seg, 4000, Some(4000), "after prefetch").await;
-    assert!(downloaded(&engine) > before);
+    let hits = |e: &RemoteStorageManager| e.metrics().counter("cache.chunk.hits");
+    let (before, hits_before) = (downloaded(&engine), hits(&engine));
+    check_range(&engine, &seg, 4000, Some(6999), "prefetched on hits").await;
+    read_ahead_idle(&engine).await;
+    assert!(hits(&engine) >= hits_before + 3);
+    // Chunks 7..=9, the rest of the segment, prefetched now.
+    assert_eq!(downloaded(&engine) - before, 3000);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

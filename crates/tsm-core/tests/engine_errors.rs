@@ -105,7 +105,7 @@ async fn engine_truncated_objects_are_clear_errors() {
         let text = e.to_string();
         assert!(matches!(e, RsmError::Corrupt { .. }), "{text}");
         assert!(
-            text.contains("truncated") && text.contains(".log") && text.contains("chunks 4..5"),
+            text.contains("truncated") && text.contains(".log") && text.contains("needs bytes 4"),
             "{text}"
         );
 

@@ -179,6 +179,9 @@ async fn budget_is_held_by_open_streams_and_exhaustion_is_a_retriable_wait() {
     let mut opts = options(1000, CompressionMode::On, None);
     opts.memory_budget_bytes = 1 << 20;
     opts.deadlines.first_byte = LIMIT;
+    // No read-ahead store: the stream holds its restore window from open to drop (through
+    // a store it holds budget only while a chunk loads; engine_reads.rs tests that path).
+    opts.read_ahead_store_bytes = 0;
     let engine = RemoteStorageManager::new(faulty.clone(), opts);
     let seg = segment(&world.path("s"), record_batches(40, 0, 4), true, 4);
     engine
@@ -219,6 +222,8 @@ async fn exhausted_budget_waits_at_most_the_deadline() {
     let mut opts = options(1 << 20, CompressionMode::On, None);
     opts.memory_budget_bytes = 1 << 20; // smaller than one fetch window of 1 MiB chunks
     opts.deadlines.first_byte = LIMIT;
+    // No read-ahead store: the stream reserves its restore pipeline when it opens.
+    opts.read_ahead_store_bytes = 0;
     let engine = world.engine(opts);
     let seg = segment(&world.path("s"), record_batches(40, 0, 5), true, 5);
     engine
@@ -306,6 +311,7 @@ async fn delete_purges_the_segments_cached_chunks() {
         .await
         .expect("copy");
     check_range(&engine, &seg, 0, None, "fill the chunk cache").await;
+    read_ahead_idle(&engine).await;
     cache.run_pending_tasks().await;
     assert!(cache.weighted_size() > 0);
     engine

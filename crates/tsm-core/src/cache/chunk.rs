@@ -145,13 +145,25 @@ impl ChunkCache {
         })
     }
 
-    /// An in-memory cache bounded by `bound` (bytes of chunk data).
+    /// An in-memory cache bounded by `bound` (bytes of chunk data), metrics
+    /// `cache.chunk.*`.
     pub fn memory(
         bound: Bound,
         ttl: Option<std::time::Duration>,
         registry: &MetricsRegistry,
     ) -> Self {
-        let cache = AsyncCache::builder("chunk")
+        Self::memory_named("chunk", bound, ttl, registry)
+    }
+
+    /// As [`ChunkCache::memory`], with metrics `cache.<name>.*` (the engine's default
+    /// read-ahead store is `readahead`).
+    pub fn memory_named(
+        name: &str,
+        bound: Bound,
+        ttl: Option<std::time::Duration>,
+        registry: &MetricsRegistry,
+    ) -> Self {
+        let cache = AsyncCache::builder(name)
             .bound(bound)
             .ttl(ttl)
             .weigher(|_k: &ChunkKey, v: &Bytes| v.len() as u64)
@@ -262,6 +274,15 @@ impl ChunkCache {
         }
     }
 
+    /// The cached chunk, without loading it. Disk kind: a file that cannot be read counts
+    /// as absent.
+    pub async fn get(&self, key: &ChunkKey) -> Option<Bytes> {
+        match &self.store {
+            Store::Memory(cache) => cache.lookup(key).await,
+            Store::Disk { index, .. } => index.lookup(key).await?.read().await.ok(),
+        }
+    }
+
     /// Caches `bytes` for `key` (prefetch). Disk kind: a write failure is logged and
     /// ignored.
     pub async fn insert(&self, key: ChunkKey, bytes: Bytes) {
@@ -280,6 +301,14 @@ impl ChunkCache {
                 ));
                 index.insert(key, write_entry(&path, bytes).await).await;
             }
+        }
+    }
+
+    /// Drops one chunk (disk kind: its file is removed).
+    pub async fn invalidate(&self, key: &ChunkKey) {
+        match &self.store {
+            Store::Memory(c) => c.invalidate(key).await,
+            Store::Disk { index, .. } => index.invalidate(key).await,
         }
     }
 

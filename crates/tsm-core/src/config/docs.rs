@@ -84,18 +84,38 @@ buffers (S3: `multipart.upload.part.size x (parts.in.flight + 1)`; Azure: block 
 | call | reserves |
 |---|---|
 | copy | `(F + 2) x (C + S) + 2 x largest index + P` |
-| fetch stream (until closed) | `(F + 2) x (C + S)`; plain segments `2 x S` |
+| fetch of a plain segment | each GET in flight its length (at most `G` GETs of at most 1 MiB), from issue until its bytes were handed out |
+| fetch through a chunk store (a transformed segment, or a sequential reader) | while a chunk loads: its GETs plus `C`; each read-ahead load `C + S`, only when free |
+| fetch of a transformed segment without any store (`tsm.fetch.read.ahead.store.bytes=0`, no chunk cache) | `(F + 2) x (C + S) + min(G, F) x S`, until closed |
 | fetchIndex | `2 x` the stored index size |
 
-Example: 4 MiB chunks, 2 cores, S3 defaults (25 MiB parts, 4 in flight): a copy reserves \
-about 33 + 125 = 158 MiB, a fetch of a compressed or encrypted segment 33 MiB; with the \
-default 256 MiB budget one copy and two fetches run at once and further calls wait. A \
+(`G` = `tsm.fetch.gets.in.flight`.) The default read-ahead store \
+(`tsm.fetch.read.ahead.store.bytes`, 64 MiB, used when no chunk cache is set) is taken out \
+of the budget when the plugin starts: the calls share the rest. Example: 4 MiB chunks, 2 \
+cores, S3 defaults (25 MiB parts, 4 in flight): a copy reserves about 33 + 125 = 158 MiB of \
+the 192 MiB the calls share, a fetch at most 8 MiB while a chunk loads; so one copy runs \
+at a time next to the fetches, and further copies wait. A \
 call that needs more than the whole budget takes all of it and runs alone. A call that \
 cannot get budget waits (copy: up to `tsm.storage.upload.timeout.ms`; fetch: up to \
 `tsm.storage.get.first.byte.timeout.ms`) and then fails with a retriable error. Not in the \
 budget: the caches (`fetch.chunk.cache.size`, `fetch.indexes.cache.size`, manifests: a few \
 KiB each) and the SDKs' socket buffers. Native memory is outside the JVM heap: leave \
 `budget + caches + about 64 MiB` of container memory above `-Xmx`.
+
+**Reads.** A plain segment (no compression, no encryption) is read at the exact byte \
+range asked, the store's bytes handed to the broker as they arrive; the first 1 MiB (the \
+broker's `max.partition.fetch.bytes`) goes out as up to `tsm.fetch.gets.in.flight` \
+parallel sub-range GETs of at least 256 KiB, later bytes in 1 MiB GETs as the broker reads \
+on. A transformed segment is read by chunk, each wanted chunk in parallel sub-range GETs \
+concatenated before decryption and decompression. When the broker's next \
+`fetchLogSegment` of a segment starts where its previous one stopped (a lagging consumer), \
+`tsm.fetch.read.ahead.bytes` of following chunks are downloaded ahead, up to \
+`tsm.fetch.gets.in.flight` chunk GETs at once, into the chunk cache (`fetch.chunk.cache.*`) \
+or else the read-ahead store, so each stored byte is downloaded about once (measured: at \
+most 1.05 x the segment for a whole-segment catch-up in 1 MiB fetches, about one GET per \
+chunk) and the wanted chunk never waits for read-ahead. Random reads read nothing ahead. \
+With a chunk cache, `fetch.chunk.cache.prefetch.max.size` still prefetches after every \
+read, hits included.
 
 **Nothing left behind.** A copy that fails deletes its `.log` and `.indexes` before the error \
 returns; a copy whose call is abandoned (broker thread interrupted on shutdown or a \

@@ -16,9 +16,6 @@ mod rsm;
 
 pub use check::{ConfigProblem, KeyFiles, check};
 pub use docs::render_configuration_markdown;
-/// Old name of [`names`], crate-private (see the note in `lib.rs`).
-#[allow(unused_imports)]
-pub(crate) use names as keys;
 pub use names::{CONFIG_KEYS, JNI_KEYS};
 pub use rsm::{
     ChunkCacheConfig, ChunkCacheKind, CustomMetadataField, EncryptionConfig, IndexesCacheConfig,

@@ -86,6 +86,12 @@ pub const STORAGE_DELETE_TIMEOUT_MS: &str = "tsm.storage.delete.timeout.ms";
 pub const MEMORY_BUDGET_BYTES: &str = "tsm.memory.budget.bytes";
 /// `tsm.max.in.flight` (tsm only)
 pub const MAX_IN_FLIGHT: &str = "tsm.max.in.flight";
+/// `tsm.fetch.gets.in.flight` (tsm only)
+pub const FETCH_GETS_IN_FLIGHT: &str = "tsm.fetch.gets.in.flight";
+/// `tsm.fetch.read.ahead.bytes` (tsm only)
+pub const FETCH_READ_AHEAD_BYTES: &str = "tsm.fetch.read.ahead.bytes";
+/// `tsm.fetch.read.ahead.store.bytes` (tsm only)
+pub const FETCH_READ_AHEAD_STORE_BYTES: &str = "tsm.fetch.read.ahead.store.bytes";
 /// `tsm.close.timeout.ms` (tsm only)
 pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
 
@@ -370,6 +376,34 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         "",
         "tsm only. Chunks transformed at once by one copy or fetch (compression, \
          encryption). Unset: one per core. An integer from 1 to 256.",
+    ),
+    key(
+        FETCH_GETS_IN_FLIGHT,
+        "8",
+        "tsm only. Ranged GETs one fetch stream, or one segment's read-ahead, keeps in \
+         flight: a first read or a wanted chunk is split into up to this many sub-range \
+         GETs, read-ahead runs up to this many chunk GETs at once. One connection to a \
+         store carries about 80 MB/s and waits ~20 ms for a first byte, so 500 MB/s per \
+         broker needs about 8. Each GET is reserved from `tsm.memory.budget.bytes`. An \
+         integer from 1 to 64.",
+    ),
+    key(
+        FETCH_READ_AHEAD_BYTES,
+        "33554432",
+        "tsm only. Stored bytes read ahead of a sequential reader: when the broker's next \
+         fetchLogSegment of a segment starts where its previous one stopped (a lagging \
+         consumer), the chunks after the one being read are downloaded in parallel GETs \
+         into the chunk cache (`fetch.chunk.cache.*` when set, else the read-ahead store) \
+         so each stored byte is downloaded once. Random reads get no read-ahead. `0` turns \
+         it off. An integer from 0 to 2147483647.",
+    ),
+    key(
+        FETCH_READ_AHEAD_STORE_BYTES,
+        "67108864",
+        "tsm only. Size in bytes of the in-memory read-ahead store used when no \
+         `fetch.chunk.cache.class` is set; taken out of `tsm.memory.budget.bytes` (at most \
+         half of it). `0`: no read-ahead without a chunk cache. An integer from 0 to \
+         2147483647.",
     ),
     key(
         CLOSE_TIMEOUT_MS,

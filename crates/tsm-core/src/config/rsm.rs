@@ -159,6 +159,9 @@ pub struct RsmConfig {
     /// The `tsm.storage.*.timeout.ms`, `tsm.memory.budget.bytes`, `tsm.max.in.flight` and
     /// `tsm.close.timeout.ms` keys.
     pub lifecycle: LifecycleConfig,
+    /// `tsm.fetch.gets.in.flight`, `tsm.fetch.read.ahead.bytes`,
+    /// `tsm.fetch.read.ahead.store.bytes`.
+    pub reads: ReadsConfig,
     /// `tsm.log.level`, `tsm.log.filter`.
     pub log: LogConfig,
 }
@@ -241,6 +244,19 @@ pub struct LifecycleConfig {
     pub max_in_flight: Option<usize>,
     /// `tsm.close.timeout.ms`, default 30 s.
     pub close_timeout: Duration,
+}
+
+/// The read-path keys (parallel GETs, read-ahead); see `engine/cached.rs`,
+/// `engine/window.rs`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ReadsConfig {
+    /// `tsm.fetch.gets.in.flight`, default 8.
+    pub gets_in_flight: usize,
+    /// `tsm.fetch.read.ahead.bytes`, default 32 MiB; 0: off.
+    pub read_ahead_bytes: u64,
+    /// `tsm.fetch.read.ahead.store.bytes`, default 64 MiB; 0: no default store.
+    pub read_ahead_store_bytes: u64,
 }
 
 /// Typed reads of the raw map; errors name the key. Values are trimmed (as Kafka's
@@ -546,6 +562,21 @@ impl RsmConfig {
             close_timeout: ms(CLOSE_TIMEOUT_MS, 30_000),
         };
 
+        let reads = ReadsConfig {
+            gets_in_flight: pb
+                .or(p.int(FETCH_GETS_IN_FLIGHT, 1, 64), None)
+                .map_or(crate::engine::DEFAULT_GETS_IN_FLIGHT, |v| v as usize),
+            read_ahead_bytes: pb
+                .or(p.int(FETCH_READ_AHEAD_BYTES, 0, i64::from(i32::MAX)), None)
+                .map_or(crate::engine::DEFAULT_READ_AHEAD_BYTES, |v| v as u64),
+            read_ahead_store_bytes: pb
+                .or(
+                    p.int(FETCH_READ_AHEAD_STORE_BYTES, 0, i64::from(i32::MAX)),
+                    None,
+                )
+                .map_or(crate::engine::DEFAULT_READ_AHEAD_STORE_BYTES, |v| v as u64),
+        };
+
         let log = parse_log(&p, pb);
 
         // The JNI layer's keys (removed before the engine sees the map in the plugin;
@@ -587,6 +618,7 @@ impl RsmConfig {
             indexes_cache,
             broker_id,
             lifecycle,
+            reads,
             log,
         })
     }

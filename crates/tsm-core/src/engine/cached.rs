@@ -1,81 +1,96 @@
-//! The fetch path through the chunk cache (`fetch.chunk.cache.*`), used when one is
-//! configured.
+//! The fetch path through a chunk store: the configured chunk cache
+//! (`fetch.chunk.cache.*`), or, for a sequential reader when none is configured, the
+//! engine's default read-ahead store (`engine/readahead.rs`).
 //!
-//! Every chunk of the requested range is asked of the cache in order; a miss runs one load
-//! (single-flight per chunk: concurrent readers of a chunk share it) that downloads, in one
-//! ranged GET, the missing chunk plus, when the caller gave an end, the following chunks up
-//! to the end of the requested range, and `prefetch.max.size` stored bytes beyond that (bounded by
-//! [`EngineOptions::max_get_bytes`](super::EngineOptions::max_get_bytes) +
-//! `prefetch.max.size`), restores them in tsm-codec's ordered pipeline, inserts the extra
-//! chunks into the cache and returns the one asked for. A failed or cancelled load caches
-//! nothing. Loads run only as the stream is polled; dropping the stream stops them.
+//! Every chunk of the requested range is asked of the store in order. On entering chunk
+//! `n` (hit or miss) the stream first starts read-ahead of the chunks after it
+//! ([`prefetch`]), then gets chunk `n`: from the store, else from the read-ahead load
+//! already running for it, else with its own load — one chunk, its stored bytes split into
+//! up to `tsm.fetch.gets.in.flight` parallel sub-range GETs (`engine/window.rs`),
+//! concatenated, restored (decrypt, decompress), cached, returned. The wanted chunk never
+//! waits for prefetched ones: each read-ahead chunk is its own GET in its own task.
 //!
-//! Memory: one load's chunks (its GET size, stored and restored) plus the cache's bound.
+//! Read-ahead covers the chunks after chunk `n` that the stream certainly reads (the rest
+//! of the requested range when the caller gave an end, else the chunks of the broker's
+//! first read: `first_read_bytes` from the start, 1 MiB), then the stored bytes after
+//! chunk `n` up to `fetch.chunk.cache.prefetch.max.size` with a chunk cache (the Java
+//! plugin's meaning: on every read) or `tsm.fetch.read.ahead.bytes` when the stream
+//! continues the previous one (`engine/readahead.rs`) or has itself read a whole chunk
+//! past its first read (a tool restoring a segment), whichever is larger.
+//! Per segment at most `tsm.fetch.gets.in.flight` read-ahead loads run at once; chunks
+//! already stored or loading are skipped. A read-ahead load runs only when its memory
+//! (stored + original chunk) is free in the budget right now (it never waits for
+//! budget), holds it until the chunk is stored, and is bounded by the store call
+//! deadlines and `fetch.chunk.cache.get.timeout.ms`. Read-ahead loads outlive the stream
+//! that started them (their point is the broker's next fetch); nothing starts after the
+//! stream is dropped. A failed or cancelled load caches nothing.
+//!
+//! Memory: the wanted chunk's load (its sub-range GETs and the restored chunk, reserved
+//! while it runs) plus the read-ahead loads (reserved each) plus the store's own bound.
 
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use futures::stream::{self, BoxStream};
+use bytes::{Bytes, BytesMut};
+use futures::future::FutureExt;
+use futures::stream;
 use futures::{StreamExt, TryStreamExt};
 use tsm_codec::ChunkIndex;
 
-use super::fetch::{Group, Restore, fetch_group, restore};
+use super::fetch::{Restore, restore};
+use super::lifecycle::budget::stored_chunk_bound;
 use super::lifecycle::deadline::bounded;
+use super::ranges::{PlanSizes, chunk_plan};
+use super::window::Window;
 use super::{EngineShared, SegmentStream};
 use crate::RsmError;
-use crate::backend::{ByteRange, ObjectKey};
-use crate::cache::{ChunkCache, ChunkKey};
-use crate::config::keys as config_keys;
+use crate::backend::ObjectKey;
+use crate::cache::{ChunkCache, ChunkKey, SharedError};
+use crate::config::names as config_names;
 use crate::transform::SegmentTransform;
 
-/// The lazy stream of original bytes `start..=last` through `cache`; `end_given`: the caller
-/// gave an end (read-ahead within the range is wanted).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn cached_stream(
-    inner: Arc<EngineShared>,
-    cache: ChunkCache,
-    key: ObjectKey,
-    index: Arc<ChunkIndex>,
-    transform: Arc<SegmentTransform>,
-    chunks: Range<u64>,
-    start: u64,
-    last: u64,
-    end_given: bool,
-) -> SegmentStream {
-    // Read-ahead inside the requested range only when the caller bounded it: an open-ended
-    // read (the broker's fetchLogSegment(start) reads ~1 MiB and closes) loads the chunk
-    // asked for plus `prefetch.max.size`, nothing it did not ask for.
-    let range_end = if end_given { chunks.end } else { chunks.start };
-    let object: Arc<str> = Arc::from(key.as_str());
-    let chunk_size = u64::from(index.original_chunk_size());
-    stream::iter(chunks)
+/// What one stream through a store reads.
+pub(super) struct Read {
+    pub(super) key: ObjectKey,
+    pub(super) index: Arc<ChunkIndex>,
+    pub(super) transform: Arc<SegmentTransform>,
+    pub(super) chunks: Range<u64>,
+    pub(super) start: u64,
+    pub(super) last: u64,
+    /// Chunks before this one are certainly read (the requested range when the caller gave
+    /// an end, else the chunks of the broker's first read, `first_read_bytes`): loaded
+    /// ahead in parallel whatever `ahead` says.
+    pub(super) until: u64,
+    /// Stored bytes to read ahead of the chunk being read (besides the range's rest).
+    pub(super) ahead: u64,
+}
+
+/// The lazy stream of original bytes `r.start..=r.last` through `store`.
+pub(super) fn cached_stream(inner: Arc<EngineShared>, store: ChunkCache, r: Read) -> SegmentStream {
+    let r = Arc::new(r);
+    let object: Arc<str> = Arc::from(r.key.as_str());
+    let chunk_size = u64::from(r.index.original_chunk_size());
+    let (start, last) = (r.start, r.last);
+    stream::iter(r.chunks.clone())
         .then(move |n| {
-            let (inner, cache, key, index, transform, object) = (
-                inner.clone(),
-                cache.clone(),
-                key.clone(),
-                index.clone(),
-                transform.clone(),
-                object.clone(),
-            );
+            let (inner, store, r, object) =
+                (inner.clone(), store.clone(), r.clone(), object.clone());
             async move {
-                let limit = inner.opts.chunk_get_timeout;
-                let loader = load(
-                    inner,
-                    cache.clone(),
-                    key,
-                    index,
-                    transform,
-                    object.clone(),
-                    n,
-                    range_end,
-                );
+                // A stream read past the chunks of its first read is a sequential reader
+                // itself (a tool restoring a whole segment): read ahead for it too.
+                let ahead = if n > r.until {
+                    r.ahead.max(inner.opts.read_ahead_bytes)
+                } else {
+                    r.ahead
+                };
+                prefetch(&inner, &store, &r, &object, n + 1, ahead);
+                let key = ChunkKey::new(object.clone(), n);
+                let loader = wanted(inner.clone(), store.clone(), r.clone(), key.clone());
                 let bytes = bounded(
-                    limit,
-                    config_keys::CHUNK_CACHE_GET_TIMEOUT_MS,
+                    inner.opts.chunk_get_timeout,
+                    config_names::CHUNK_CACHE_GET_TIMEOUT_MS,
                     || format!("chunk {n} of {object}"),
-                    cache.get_or_load(ChunkKey::new(object.clone(), n), loader),
+                    store.get_or_load(key, loader),
                 )
                 .await?;
                 Ok::<_, RsmError>((n, bytes))
@@ -90,96 +105,185 @@ pub(super) fn cached_stream(
         .boxed()
 }
 
-/// Downloads chunk `n` and the chunks after it (see the module docs); returns chunk `n`
-/// and caches the others.
-#[allow(clippy::too_many_arguments)]
-async fn load(
+/// Chunk `key.chunk` for the stream that needs it: the read-ahead load already running
+/// for it (or just stored by one), else its own load (split into parallel sub-range
+/// GETs).
+async fn wanted(
     inner: Arc<EngineShared>,
-    cache: ChunkCache,
-    key: ObjectKey,
-    index: Arc<ChunkIndex>,
-    transform: Arc<SegmentTransform>,
-    object: Arc<str>,
-    n: u64,
-    range_end: u64,
+    store: ChunkCache,
+    r: Arc<Read>,
+    key: ChunkKey,
 ) -> Result<Bytes, RsmError> {
-    let group =
-        plan(&inner, &cache, &index, &object, n, range_end).ok_or_else(|| RsmError::Corrupt {
-            object: key.to_string(),
-            detail: format!("chunk {n} is not in the chunk index"),
-        })?;
-    let chunks = group.chunks.clone();
-    let stored: BoxStream<'static, Result<Bytes, RsmError>> =
-        fetch_group(inner.clone(), key.clone(), index.clone(), group)
-            .await?
-            .boxed();
-    let restored = restore(
-        stored,
+    let running = inner
+        .reads
+        .inflight
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+        .cloned();
+    if let Some(load) = running {
+        return load.await.map_err(RsmError::from_shared);
+    }
+    // A read-ahead load that ended between the store's miss and now.
+    if let Some(bytes) = store.get(&key).await {
+        return Ok(bytes);
+    }
+    let n = key.chunk;
+    let original = r.index.chunk(n).map_or(0, |c| c.original_len);
+    // The restored chunk's memory (the GETs reserve their own).
+    let _held = inner
+        .lifecycle
+        .budget
+        .reserve(
+            original,
+            inner.lifecycle.deadlines.first_byte,
+            config_names::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
+            || format!("chunk {n} of {}", r.key),
+        )
+        .await?;
+    load_chunk(&inner, &r, n, inner.opts.gets_in_flight, true).await
+}
+
+/// Downloads chunk `n` in up to `parts` sub-range GETs (reserving them from the budget
+/// when `reserve`), concatenates and restores it.
+async fn load_chunk(
+    inner: &Arc<EngineShared>,
+    r: &Read,
+    n: u64,
+    parts: usize,
+    reserve: bool,
+) -> Result<Bytes, RsmError> {
+    let c = r.index.chunk(n).ok_or_else(|| RsmError::Corrupt {
+        object: r.key.to_string(),
+        detail: format!("chunk {n} is not in the chunk index"),
+    })?;
+    let sizes = PlanSizes {
+        first_read: 0,
+        part_bytes: c.transformed_len,
+        max_parts: parts,
+        min_part: inner.opts.min_sub_range_bytes,
+    };
+    let plan = chunk_plan(r.index.clone(), n..n + 1, sizes);
+    let mut window = Window::new(inner.clone(), r.key.clone(), plan, parts).reserving(reserve);
+    let mut items = Vec::new();
+    while let Some(b) = window.next().await {
+        items.push(b?);
+    }
+    let stored = if items.len() == 1 {
+        items.pop().unwrap_or_default()
+    } else {
+        let mut buf = BytesMut::with_capacity(c.transformed_len as usize);
+        for b in items {
+            buf.extend_from_slice(&b);
+        }
+        buf.freeze()
+    };
+    let mut restored = restore(
+        stream::once(async move { Ok(stored) }).boxed(),
         Restore {
-            key: key.clone(),
-            index: index.clone(),
-            transform,
-            first: chunks.start,
-            max_in_flight: inner.opts.max_in_flight,
+            key: r.key.clone(),
+            index: r.index.clone(),
+            transform: r.transform.clone(),
+            first: n,
+            max_in_flight: 1,
             ramped: false,
         },
     );
-    let mut restored = restored.enumerate();
-    let mut wanted = None;
-    while let Some((i, r)) = restored.next().await {
-        let m = chunks.start + i as u64;
-        let bytes = r?;
-        if m == n {
-            wanted = Some(bytes);
-        } else {
-            cache.insert(ChunkKey::new(object.clone(), m), bytes).await;
-        }
-    }
-    wanted.ok_or_else(|| RsmError::Corrupt {
-        object: key.to_string(),
-        detail: format!("chunk {n} was not in its GET"),
+    restored.next().await.unwrap_or_else(|| {
+        Err(RsmError::Corrupt {
+            object: r.key.to_string(),
+            detail: format!("chunk {n} was not restored"),
+        })
     })
 }
 
-/// Chunk `n`, then following chunks not yet cached, while the stored bytes stay within
-/// the rest of the requested range (up to `max_get_bytes`) plus `prefetch.max.size`.
-fn plan(
-    inner: &EngineShared,
-    cache: &ChunkCache,
-    index: &ChunkIndex,
+/// Starts read-ahead loads of the chunks from `from` on: those before `r.until`, then
+/// those within `ahead` stored bytes (see the module docs). Never waits.
+fn prefetch(
+    inner: &Arc<EngineShared>,
+    store: &ChunkCache,
+    r: &Arc<Read>,
     object: &Arc<str>,
-    n: u64,
-    range_end: u64,
-) -> Option<Group> {
-    let first = index.chunk(n)?;
-    let prefetch = inner.opts.prefetch_max_size;
-    let mut range_budget = inner
-        .opts
-        .max_get_bytes
-        .saturating_sub(first.transformed_len);
-    let mut prefetch_budget = prefetch;
-    let mut stop = n + 1;
-    let mut bytes = first.transformed_len;
-    while stop < index.chunk_count() && stop - n < super::fetch::MAX_CHUNKS_PER_GET {
-        let Some(s) = index.chunk(stop) else { break };
-        if cache.contains(&ChunkKey::new(object.clone(), stop)) {
-            break;
-        }
-        if stop < range_end && s.transformed_len <= range_budget {
-            range_budget -= s.transformed_len;
-        } else if s.transformed_len <= prefetch_budget {
-            prefetch_budget -= s.transformed_len;
-        } else {
-            break;
-        }
-        bytes += s.transformed_len;
-        stop += 1;
+    from: u64,
+    ahead: u64,
+) {
+    if (ahead == 0 && from >= r.until) || inner.is_closed() {
+        return;
     }
-    Some(Group {
-        chunks: n..stop,
-        range: ByteRange {
-            start: first.transformed_start,
-            end: first.transformed_start + bytes.max(1) - 1,
-        },
-    })
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let max = inner.opts.gets_in_flight;
+    let mut running = inner.reads.inflight_for(object);
+    let mut covered = 0u64;
+    let mut m = from;
+    while running < max && m < r.index.chunk_count() {
+        let Some(c) = r.index.chunk(m) else { break };
+        covered += c.transformed_len;
+        if m >= r.until && covered > ahead {
+            break;
+        }
+        let key = ChunkKey::new(object.clone(), m);
+        let n = m;
+        m += 1;
+        if store.contains(&key) {
+            continue;
+        }
+        let mut inflight = inner
+            .reads
+            .inflight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if inflight.contains_key(&key) {
+            continue;
+        }
+        let Some(held) = inner
+            .lifecycle
+            .budget
+            .try_reserve(c.original_len + stored_chunk_bound(c.original_len))
+        else {
+            break;
+        };
+        let load = {
+            let (inner, r) = (inner.clone(), r.clone());
+            async move {
+                let _held = held;
+                bounded(
+                    inner.opts.chunk_get_timeout,
+                    config_names::CHUNK_CACHE_GET_TIMEOUT_MS,
+                    || format!("read-ahead of chunk {n} of {}", r.key),
+                    load_chunk(&inner, &r, n, 1, false),
+                )
+                .await
+                .map_err(Arc::new)
+            }
+        }
+        .boxed()
+        .shared();
+        inflight.insert(key.clone(), load.clone());
+        drop(inflight);
+        running += 1;
+        let (inner, store) = (inner.clone(), store.clone());
+        rt.spawn(async move {
+            let r = load.await;
+            if let Ok(bytes) = &r {
+                store.insert(key.clone(), bytes.clone()).await;
+            }
+            let ours = inner
+                .reads
+                .inflight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&key)
+                .is_some();
+            if !ours {
+                // The segment was deleted or overwritten meanwhile
+                // (`EngineShared::invalidate` dropped our entry): cache nothing of it.
+                store.invalidate(&key).await;
+            }
+            if let Err(e) = r {
+                tracing::debug!(error = %e, chunk = key.chunk, "read-ahead failed");
+            }
+        });
+    }
 }

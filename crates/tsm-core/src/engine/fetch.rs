@@ -1,23 +1,33 @@
-//! `fetchLogSegment`: the manifest, then the chunks overlapping the requested range,
-//! downloaded lazily (object-format-v1 "`.log`", "Manifest").
+//! `fetchLogSegment`: the manifest, then the bytes of the requested range, downloaded
+//! lazily (object-format-v1 "`.log`", "Manifest"). Three paths, picked per stream:
 //!
-//! The chunk span of the range is cut into groups of adjacent chunks, each one ranged GET
-//! issued only when the stream is polled past the previous group, so the first bytes arrive
-//! after the manifest read plus one GET round trip. Reads ramp up: the first two GETs are
-//! one chunk each, each next one may hold twice the stored bytes of the one before, up
-//! to [`EngineOptions::max_get_bytes`](super::EngineOptions::max_get_bytes) (and at most
-//! [`MAX_CHUNKS_PER_GET`] chunks). Stored chunks are cut out of the GET's byte stream as they
-//! arrive, restored (decrypt, decompress) in tsm-codec's ramped ordered pipeline (no chunk
-//! ahead of the consumer for the first two, then doubling up to `max_in_flight`) and
-//! trimmed to the range.
-//! So the broker's pattern (open at a position, read ~1 MiB, close) downloads the chunk(s)
-//! holding that 1 MiB, not `max_get_bytes`. Dropping the stream drops the GET in progress
-//! and issues no further GET.
+//! - through a chunk store (`engine/cached.rs`): when a chunk cache is configured; else,
+//!   when the default read-ahead store exists, for every transformed segment and for a
+//!   plain one when the open continues the previous stream of the segment
+//!   (`engine/readahead.rs`: a lagging consumer). Read-ahead runs there.
+//! - plain segments (no compression, no encryption), otherwise: the exact requested range
+//!   (clamped to the segment), no chunk alignment: [`plain_plan`] (the first
+//!   `first_read_bytes` split into up to `tsm.fetch.gets.in.flight` parallel sub-range
+//!   GETs, then GETs of `get_part_bytes` as the reader gets there) issued by
+//!   [`Window`], whose head GET's body is handed through as it arrives. The first byte is
+//!   one round trip away; a reader that stops after its first read asked for that read.
+//! - transformed segments, otherwise: the stored span of the chunks holding the range:
+//!   [`chunk_plan`] (the first chunk split into parallel sub-range GETs, then GETs of
+//!   whole chunks) through [`Window`], cut back into stored chunks in order, restored
+//!   (decrypt, decompress) in tsm-codec's ramped ordered pipeline (no chunk ahead of the
+//!   consumer for the first two, then doubling up to `max_in_flight`) and trimmed to the
+//!   range. The first bytes leave as soon as the chunk holding them is restored.
 //!
-//! Memory: one partially received chunk + `max_in_flight x (stored + original chunk)`,
-//! reserved from the engine's budget when the stream is opened and returned when it is
-//! dropped (`engine/lifecycle/budget.rs`). Every GET is bounded by the engine's deadlines
-//! (`engine/lifecycle/deadline.rs`): a silent store ends the stream with a retriable error.
+//! Dropping the stream drops its GETs in progress and issues no further GET.
+//!
+//! Memory (plain and transformed paths): each GET in flight reserves its bytes from the
+//! engine's budget when issued and returns them when its last byte was handed out
+//! (`engine/window.rs`: at most `tsm.fetch.gets.in.flight` GETs of at most
+//! max(`first_read_bytes` / split, `get_part_bytes`, one stored chunk) each); transformed
+//! streams also hold the restore pipeline's `(max_in_flight + 2) x (chunk + stored chunk)`
+//! from open to drop (`engine/lifecycle/budget.rs`). Every GET is bounded by the engine's
+//! deadlines (`engine/lifecycle/deadline.rs`): a silent store ends the stream with a
+//! retriable error.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -29,11 +39,13 @@ use tsm_codec::{ChunkIndex, ordered_transform, ordered_transform_ramped};
 
 use super::lifecycle::budget;
 use super::lifecycle::deadline::bounded;
+use super::ranges::{PlanSizes, chunk_plan, plain_plan};
+use super::window::Window;
 use super::{EngineShared, SegmentStream, segment_name};
-use crate::backend::{BackendError, ByteRange, ByteStream, ObjectKey};
-use crate::config::keys as config_keys;
-use crate::keys::SegmentKeys;
+use crate::backend::{ByteRange, ByteStream, ObjectKey};
+use crate::config::names as config_names;
 use crate::manifest::SegmentManifest;
+use crate::object_keys::SegmentKeys;
 use crate::transform::{SegmentTransform, TransformError, segment_cipher};
 use crate::{RemoteLogSegmentMetadata, RsmError};
 
@@ -63,7 +75,7 @@ pub(crate) async fn load_segment(
         });
     bounded(
         inner.opts.manifest_get_timeout,
-        config_keys::MANIFEST_CACHE_GET_TIMEOUT_MS,
+        config_names::MANIFEST_CACHE_GET_TIMEOUT_MS,
         || format!("manifest {}", keys.manifest),
         load,
     )
@@ -162,36 +174,85 @@ pub(super) async fn fetch(
             detail: format!("chunk index has no chunks for bytes {start}-{last} of {size}"),
         })?;
     tracing::debug!(start, last, chunks = ?chunks, key = %keys.log, "fetching chunks");
-    // The stream's working set, held until the stream is dropped.
-    let memory = inner
-        .lifecycle
-        .budget
-        .reserve(
-            budget::fetch_bytes(
-                u64::from(index.original_chunk_size()),
-                inner.opts.max_in_flight,
-                !segment.transform.is_identity(),
-            ),
-            inner.lifecycle.deadlines.first_byte,
-            config_keys::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
-            || format!("fetch of {}", segment_name(metadata)),
-        )
-        .await?;
+    let chunk_size = u64::from(index.original_chunk_size());
+    let (sequential, mut cursor) = inner.reads.open(keys.log.as_str(), start, chunk_size).await;
     let index = Arc::new(index);
     let transform = segment.transform.clone();
-    let stream = if let Some(cache) = &inner.chunks {
+    let ahead = if sequential {
+        inner.opts.read_ahead_bytes
+    } else {
+        0
+    };
+    // The configured chunk cache serves every read (with the Java plugin's prefetch); the
+    // default read-ahead store sequential reads and every read of a transformed segment
+    // (whose chunks the next fetch would otherwise download again).
+    let store = match (&inner.chunks, &inner.reads.store) {
+        (Some(cache), _) => Some((cache.clone(), ahead.max(inner.opts.prefetch_max_size))),
+        (None, Some(store)) if ahead > 0 || !transform.is_identity() => {
+            Some((store.clone(), ahead))
+        }
+        _ => None,
+    };
+    let sizes = PlanSizes {
+        first_read: inner.opts.first_read_bytes,
+        part_bytes: inner.opts.get_part_bytes,
+        max_parts: inner.opts.gets_in_flight,
+        min_part: inner.opts.min_sub_range_bytes,
+    };
+    let stream = if let Some((store, ahead)) = store {
+        let until = if end.is_some() {
+            chunks.end
+        } else {
+            let first_read_last =
+                last.min(start.saturating_add(inner.opts.first_read_bytes.max(1)) - 1);
+            first_read_last / chunk_size + 1
+        };
         super::cached::cached_stream(
             inner.clone(),
-            cache.clone(),
-            keys.log,
-            index,
-            transform,
-            chunks,
-            start,
-            last,
-            end.is_some(),
+            store,
+            super::cached::Read {
+                key: keys.log,
+                index,
+                transform,
+                chunks,
+                start,
+                last,
+                until,
+                ahead,
+            },
         )
+    } else if transform.is_identity() {
+        // Plain: the exact range, the store's bytes handed through as they arrive.
+        Window::new(
+            inner.clone(),
+            keys.log,
+            plain_plan(start, last, sizes),
+            inner.opts.gets_in_flight,
+        )
+        .boxed()
     } else {
+        // The restore pipeline's and its GETs' working set, held until the stream is
+        // dropped.
+        let window_gets = inner
+            .opts
+            .gets_in_flight
+            .min(inner.opts.max_in_flight)
+            .max(1);
+        let memory = inner
+            .lifecycle
+            .budget
+            .reserve(
+                budget::fetch_bytes(
+                    chunk_size,
+                    inner.opts.max_in_flight,
+                    window_gets,
+                    budget::stored_chunk_bound(chunk_size).max(inner.opts.get_part_bytes),
+                ),
+                inner.lifecycle.deadlines.first_byte,
+                config_names::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
+                || format!("fetch of {}", segment_name(metadata)),
+            )
+            .await?;
         chunk_stream(
             inner.clone(),
             keys.log,
@@ -200,16 +261,26 @@ pub(super) async fn fetch(
             chunks,
             start,
             last,
+            sizes,
+            window_gets,
         )
-    };
-    Ok(stream
         .inspect(move |_| {
             let _held = &memory;
+        })
+        .boxed()
+    };
+    Ok(stream
+        .inspect(move |item| {
+            if let Ok(b) = item {
+                cursor.advance(b.len() as u64);
+            }
         })
         .boxed())
 }
 
-/// The lazy stream of original bytes `start..=last` (see the module docs).
+/// The lazy stream of original bytes `start..=last` of a transformed segment without a
+/// chunk store (see the module docs).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn chunk_stream(
     inner: Arc<EngineShared>,
     key: ObjectKey,
@@ -218,27 +289,34 @@ pub(crate) fn chunk_stream(
     chunks: Range<u64>,
     start: u64,
     last: u64,
+    sizes: PlanSizes,
+    window_gets: usize,
 ) -> SegmentStream {
-    let groups = RampedGroups {
-        index: index.clone(),
-        next: chunks.start,
-        end: chunks.end,
-        max_bytes: inner.opts.max_get_bytes,
-        cap: 0,
-        first_done: false,
-    };
     let max_in_flight = inner.opts.max_in_flight;
-    let stored = {
-        let inner = inner.clone();
-        let key = key.clone();
-        let index = index.clone();
-        stream::iter(groups)
-            .then(move |group| fetch_group(inner.clone(), key.clone(), index.clone(), group))
-            .try_flatten()
+    let plan = chunk_plan(index.clone(), chunks.clone(), sizes);
+    // The stream reserved for the window's GETs at open.
+    let body = Window::new(inner.clone(), key.clone(), plan, window_gets)
+        .reserving(false)
+        .boxed();
+    let span = match (index.chunk(chunks.start), index.chunk(chunks.end - 1)) {
+        (Some(a), Some(b)) => ByteRange {
+            start: a.transformed_start,
+            end: (b.transformed_start + b.transformed_len).max(a.transformed_start + 1) - 1,
+        },
+        _ => ByteRange { start: 0, end: 0 },
     };
+    let stored = cut_chunks(
+        body,
+        Group {
+            chunks: chunks.clone(),
+            range: span,
+        },
+        key.clone(),
+        index.clone(),
+    );
     let first = chunks.start;
     let restored = restore(
-        stored.boxed(),
+        stored,
         Restore {
             key,
             index: index.clone(),
@@ -335,77 +413,14 @@ pub(super) struct Group {
     pub(super) range: ByteRange,
 }
 
-/// Cuts `next..end` into [`Group`]s lazily. The first two groups are one chunk each; each
-/// next one may hold twice the stored bytes of the one before, up to `max_bytes`: a reader that stops
-/// early (the broker reads ~1 MiB and closes) has asked the store for one chunk, a reader
-/// that keeps going soon gets `max_bytes` GETs.
-struct RampedGroups {
-    index: Arc<ChunkIndex>,
-    next: u64,
-    end: u64,
-    max_bytes: u64,
-    /// Stored bytes the next group may hold beyond its first chunk's.
-    cap: u64,
-    /// The first group was handed out.
-    first_done: bool,
-}
-
-impl Iterator for RampedGroups {
-    type Item = Group;
-
-    fn next(&mut self) -> Option<Group> {
-        let first = self
-            .index
-            .chunk(self.next)
-            .filter(|_| self.next < self.end)?;
-        let mut stop = self.next + 1;
-        let mut bytes = first.transformed_len;
-        while stop < self.end && stop - self.next < MAX_CHUNKS_PER_GET {
-            let Some(s) = self.index.chunk(stop) else {
-                break;
-            };
-            if bytes + s.transformed_len > self.max_bytes.min(self.cap) {
-                break;
-            }
-            bytes += s.transformed_len;
-            stop += 1;
-        }
-        let start = first.transformed_start;
-        let group = Group {
-            chunks: self.next..stop,
-            // A 0-byte stored span cannot happen (chunks are >= 1 original byte); clamp
-            // anyway so the range stays valid.
-            range: ByteRange {
-                start,
-                end: start + bytes.max(1) - 1,
-            },
-        };
-        self.next = stop;
-        // 1 chunk, 1 chunk, then doubling: a read crossing one chunk boundary asks for 2.
-        self.cap = if self.first_done {
-            bytes.saturating_mul(2).min(self.max_bytes)
-        } else {
-            0
-        };
-        self.first_done = true;
-        Some(group)
-    }
-}
-
-/// One ranged GET, cut into stored chunks as bytes arrive.
-pub(super) async fn fetch_group(
-    inner: Arc<EngineShared>,
+/// Cuts the contiguous stored bytes of `group` (from a [`Window`]) into its stored
+/// chunks, in order.
+pub(super) fn cut_chunks(
+    body: BoxStream<'static, Result<Bytes, RsmError>>,
+    group: Group,
     key: ObjectKey,
     index: Arc<ChunkIndex>,
-    group: Group,
-) -> Result<BoxStream<'static, Result<Bytes, RsmError>>, RsmError> {
-    let body = match inner.backend.fetch(&key, Some(group.range)).await {
-        Ok(b) => b,
-        Err(BackendError::InvalidRange { size, .. }) => {
-            return Err(truncated(&key, &group, group.range.start, size));
-        }
-        Err(e) => return Err(e.into()),
-    };
+) -> BoxStream<'static, Result<Bytes, RsmError>> {
     let state = GetBodyChunks {
         body,
         next: group.chunks.start,
@@ -415,9 +430,8 @@ pub(super) async fn fetch_group(
         group,
         key,
         index,
-        inner,
     };
-    Ok(stream::try_unfold(state, GetBodyChunks::next_chunk).boxed())
+    stream::try_unfold(state, GetBodyChunks::next_chunk).boxed()
 }
 
 fn truncated(key: &ObjectKey, group: &Group, at: u64, size: Option<u64>) -> RsmError {
@@ -434,12 +448,12 @@ fn truncated(key: &ObjectKey, group: &Group, at: u64, size: Option<u64>) -> RsmE
     }
 }
 
-/// One ranged GET's body being cut into the stored chunks of its group: `pending` holds
+/// A stored byte stream being cut into the stored chunks of its group: `pending` holds
 /// received bytes not yet handed out, `acc` a chunk split across body items; `next` is the
 /// chunk number handed out next, `received` the body bytes so far (for the truncation
 /// error).
 struct GetBodyChunks {
-    body: ByteStream,
+    body: BoxStream<'static, Result<Bytes, RsmError>>,
     next: u64,
     received: u64,
     pending: Bytes,
@@ -447,7 +461,6 @@ struct GetBodyChunks {
     group: Group,
     key: ObjectKey,
     index: Arc<ChunkIndex>,
-    inner: Arc<EngineShared>,
 }
 
 impl GetBodyChunks {
@@ -475,10 +488,9 @@ impl GetBodyChunks {
             match self.body.next().await {
                 Some(Ok(b)) => {
                     self.received += b.len() as u64;
-                    self.inner.stats.bytes_downloaded.add(b.len() as u64);
                     self.pending = b;
                 }
-                Some(Err(e)) => return Err(e.into()),
+                Some(Err(e)) => return Err(e),
                 None => {
                     let at = self.group.range.start + self.received;
                     return Err(truncated(&self.key, &self.group, at, None));

@@ -44,7 +44,10 @@ mod fetch;
 mod fetch_index;
 pub mod lifecycle;
 mod options;
+pub mod ranges;
+mod readahead;
 mod stats;
+mod window;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -64,7 +67,11 @@ use crate::object_keys::SegmentKeys;
 use crate::{
     BackendKind, IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError, StorageBackend,
 };
-pub use options::{CompressionMode, DEFAULT_MAX_GET_BYTES, EngineOptions};
+pub use options::{
+    CompressionMode, DEFAULT_GETS_IN_FLIGHT, DEFAULT_MAX_GET_BYTES, DEFAULT_READ_AHEAD_BYTES,
+    DEFAULT_READ_AHEAD_STORE_BYTES, EngineOptions,
+};
+pub use readahead::is_sequential;
 use stats::Stats;
 
 /// The bytes of a segment range, in order, downloaded lazily: nothing is fetched beyond
@@ -90,6 +97,9 @@ pub(crate) struct EngineShared {
     pub(crate) indexes: AsyncCache<(String, IndexType), Bytes>,
     /// Restored chunks (`fetch.chunk.cache.*`), when configured.
     pub(crate) chunks: Option<ChunkCache>,
+    /// Sequential-read detection, read-ahead loads in flight, the default read-ahead
+    /// store (`engine/readahead.rs`).
+    pub(crate) reads: readahead::ReadAhead,
     /// Deadlines, memory budget, close bound (`lifecycle`).
     pub(crate) lifecycle: lifecycle::Lifecycle,
     closed: AtomicBool,
@@ -111,10 +121,19 @@ impl std::fmt::Debug for RemoteStorageManager {
 }
 
 impl EngineShared {
+    /// True once `close` was called (read-ahead starts nothing then).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     /// Drops cached manifest, indexes and (when the manifest is still cached, giving the
     /// chunk count) restored chunks of a segment (after delete or overwrite).
     pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
-        if let Some(cache) = &self.chunks {
+        // Read-ahead loads of the segment in flight: forgotten first, so none of them
+        // caches its chunk afterwards (`engine/cached.rs`).
+        self.reads.forget(keys.log.as_str());
+        let stores = self.chunks.iter().chain(self.reads.store.iter());
+        for cache in stores {
             let manifest_key = keys.manifest.as_str().to_string();
             if let Some(segment) = self.manifests.get(&manifest_key).await {
                 if let Ok(index) = segment.manifest.chunk_index(&keys.manifest) {
@@ -188,8 +207,16 @@ impl RemoteStorageManager {
 
     /// Puts `cache` in front of chunk downloads (see `engine/cached.rs`); call right after
     /// construction (later calls, once the engine is shared, have no effect).
+    ///
+    /// A chunk cache replaces the default read-ahead store (read-ahead then goes into the
+    /// chunk cache) and gives the store's share of the memory budget back to the calls.
     pub fn with_chunk_cache(mut self, cache: Option<ChunkCache>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            if cache.is_some() && inner.reads.store.is_some() {
+                inner.reads = readahead::ReadAhead::new(0, &inner.registry);
+                inner.lifecycle.budget =
+                    lifecycle::MemoryBudget::new(inner.opts.memory_budget_bytes);
+            }
             inner.chunks = cache;
         }
         self
@@ -228,9 +255,17 @@ impl RemoteStorageManager {
         // Every store call the engine makes is bounded here, whatever the backend.
         let backend: Arc<dyn StorageBackend> =
             Arc::new(lifecycle::DeadlineBackend::new(backend, opts.deadlines));
+        // The default read-ahead store's bound comes out of the budget (at most half).
+        let store_bytes = if opts.read_ahead_bytes > 0 {
+            opts.read_ahead_store_bytes
+                .min(opts.memory_budget_bytes / 2)
+        } else {
+            0
+        };
+        let reads = readahead::ReadAhead::new(store_bytes, &registry);
         let lifecycle = lifecycle::Lifecycle {
             deadlines: opts.deadlines,
-            budget: lifecycle::MemoryBudget::new(opts.memory_budget_bytes),
+            budget: lifecycle::MemoryBudget::new(opts.memory_budget_bytes - store_bytes),
             close_timeout: opts.close_timeout,
         };
         Self {
@@ -243,6 +278,7 @@ impl RemoteStorageManager {
                 manifests,
                 indexes,
                 chunks: None,
+                reads,
                 closed: AtomicBool::new(false),
                 closing: tokio_util::sync::CancellationToken::new(),
                 copies: tokio_util::task::TaskTracker::new(),
@@ -415,9 +451,23 @@ impl RemoteStorageManager {
         self.inner.lifecycle.budget.in_use()
     }
 
-    /// The memory budget, bytes.
+    /// The memory budget, bytes (`tsm.memory.budget.bytes`). The calls share it minus the
+    /// default read-ahead store's share ([`Self::read_ahead_store_bytes`]).
     pub fn memory_budget(&self) -> u64 {
-        self.inner.lifecycle.budget.total()
+        self.inner.lifecycle.budget.total() + self.read_ahead_store_bytes()
+    }
+
+    /// The share of the memory budget set aside for the default read-ahead store (0 with
+    /// a chunk cache or read-ahead off); also the gauge `memory.readahead.store.bytes`.
+    pub fn read_ahead_store_bytes(&self) -> u64 {
+        self.inner.reads.store_bytes
+    }
+
+    /// Read-ahead chunk loads running now (`engine/cached.rs`; each ends within the store
+    /// deadlines and `fetch.chunk.cache.get.timeout.ms`). Also the gauge
+    /// `fetch.read.ahead.loads`.
+    pub fn read_ahead_loads(&self) -> usize {
+        self.inner.reads.loads()
     }
 
     /// True once [`RemoteStorageManager::close`] was called.
@@ -444,6 +494,14 @@ impl RemoteStorageManager {
         let g = &mut m.gauges;
         g.insert("memory.in_use.bytes".into(), self.memory_in_use());
         g.insert("memory.budget.bytes".into(), self.memory_budget());
+        g.insert(
+            "memory.readahead.store.bytes".into(),
+            self.read_ahead_store_bytes(),
+        );
+        g.insert(
+            "fetch.read.ahead.loads".into(),
+            self.read_ahead_loads() as u64,
+        );
         let i = &self.inner;
         g.insert("cache.manifest.entries".into(), i.manifests.entry_count());
         g.insert("cache.manifest.weight".into(), i.manifests.weighted_size());
@@ -452,6 +510,10 @@ impl RemoteStorageManager {
         if let Some(c) = &i.chunks {
             g.insert("cache.chunk.entries".into(), c.entry_count());
             g.insert("cache.chunk.weight".into(), c.weighted_size());
+        }
+        if let Some(c) = &i.reads.store {
+            g.insert("cache.readahead.entries".into(), c.entry_count());
+            g.insert("cache.readahead.weight".into(), c.weighted_size());
         }
         m
     }

@@ -78,7 +78,37 @@ pub struct EngineOptions {
     pub memory_budget_bytes: u64,
     /// `tsm.close.timeout.ms`: how long shutdown waits for clean-up in flight.
     pub close_timeout: Duration,
+    /// `tsm.fetch.gets.in.flight`: ranged GETs one fetch stream (or one segment's
+    /// read-ahead) keeps in flight at most (>= 1). See [`DEFAULT_GETS_IN_FLIGHT`].
+    pub gets_in_flight: usize,
+    /// `tsm.fetch.read.ahead.bytes`: stored bytes read ahead of a sequential reader (the
+    /// broker's consecutive fetches of one segment); 0: off.
+    pub read_ahead_bytes: u64,
+    /// `tsm.fetch.read.ahead.store.bytes`: bound of the default in-memory read-ahead store
+    /// used when no chunk cache is configured (carved out of `memory_budget_bytes`, at most
+    /// half of it); 0: no store, no read-ahead without a chunk cache.
+    pub read_ahead_store_bytes: u64,
+    /// Original bytes of a plain segment's first read, split into parallel sub-range GETs
+    /// (the broker's `max.partition.fetch.bytes`, 1 MiB, by default).
+    pub first_read_bytes: u64,
+    /// Largest GET after a stream's first read / first chunk (stored bytes; whole chunks
+    /// for transformed segments, at least one); default 1 MiB.
+    pub get_part_bytes: u64,
+    /// Smallest sub-range a first read or a wanted chunk is split into (bytes); default
+    /// 256 KiB.
+    pub min_sub_range_bytes: u64,
 }
+
+/// Default `tsm.fetch.gets.in.flight`. Bandwidth-delay product: one connection to an
+/// object store carries about 80 MB/s and a GET waits about 20 ms for its first byte, so
+/// a 4 MiB chunk GET takes ~70 ms (~60 MB/s effective); 500 MB/s per broker needs
+/// 500 / 60 = 8 GETs in flight.
+pub const DEFAULT_GETS_IN_FLIGHT: usize = 8;
+/// Default `tsm.fetch.read.ahead.bytes`: 8 GETs of 4 MiB chunks (see
+/// [`DEFAULT_GETS_IN_FLIGHT`]).
+pub const DEFAULT_READ_AHEAD_BYTES: u64 = 32 * 1024 * 1024;
+/// Default `tsm.fetch.read.ahead.store.bytes`: two sequential readers' read-ahead.
+pub const DEFAULT_READ_AHEAD_STORE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Default of the three `fetch.*.cache.get.timeout.ms` keys (the Java plugin's default).
 pub(super) const DEFAULT_GET_TIMEOUT: Duration = Duration::from_secs(10);
@@ -98,6 +128,9 @@ impl std::fmt::Debug for EngineOptions {
             .field("max_get_bytes", &self.max_get_bytes)
             .field("deadlines", &self.deadlines)
             .field("memory_budget_bytes", &self.memory_budget_bytes)
+            .field("gets_in_flight", &self.gets_in_flight)
+            .field("read_ahead_bytes", &self.read_ahead_bytes)
+            .field("read_ahead_store_bytes", &self.read_ahead_store_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -131,6 +164,12 @@ impl EngineOptions {
             deadlines: Deadlines::default(),
             memory_budget_bytes: super::lifecycle::budget::DEFAULT_MEMORY_BUDGET,
             close_timeout: super::lifecycle::DEFAULT_CLOSE_TIMEOUT,
+            gets_in_flight: DEFAULT_GETS_IN_FLIGHT,
+            read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
+            read_ahead_store_bytes: DEFAULT_READ_AHEAD_STORE_BYTES,
+            first_read_bytes: 1024 * 1024,
+            get_part_bytes: 1024 * 1024,
+            min_sub_range_bytes: 256 * 1024,
         }
     }
 
@@ -180,6 +219,9 @@ impl EngineOptions {
             },
             memory_budget_bytes: cfg.lifecycle.memory_budget_bytes,
             close_timeout: cfg.lifecycle.close_timeout,
+            gets_in_flight: cfg.reads.gets_in_flight,
+            read_ahead_bytes: cfg.reads.read_ahead_bytes,
+            read_ahead_store_bytes: cfg.reads.read_ahead_store_bytes,
             max_in_flight: cfg
                 .lifecycle
                 .max_in_flight

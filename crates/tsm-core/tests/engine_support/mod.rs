@@ -309,3 +309,18 @@ pub(crate) async fn check_indexes(engine: &RemoteStorageManager, seg: &Segment, 
         }
     }
 }
+
+/// Waits until no read-ahead load runs (each is bounded by the store deadlines; the
+/// bound here only turns a hang into a failure).
+pub(crate) async fn read_ahead_idle(engine: &RemoteStorageManager) {
+    for _ in 0..12_000 {
+        if engine.read_ahead_loads() == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!(
+        "read-ahead loads still running: {}",
+        engine.read_ahead_loads()
+    );
+}

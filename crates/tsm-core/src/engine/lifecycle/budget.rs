@@ -12,12 +12,22 @@
 //! [`StorageBackend::upload_buffer_bytes`](crate::StorageBackend::upload_buffer_bytes)):
 //! - copy: `(F + 2) x (C + S(C)) + 2 x largest index + P` — the transform pipeline, the
 //!   chunk being read and the one being cut, one index (plain and encrypted), part buffers;
-//! - fetch stream (lives until the stream is dropped): `(F + 2) x (C + S(C))` when chunks
-//!   are transformed, `2 x S(C)` for plain segments (a partial chunk plus the store's item);
+//! - transformed fetch stream without a chunk store (lives until the stream is dropped):
+//!   `(F + 2) x (C + S(C)) + W x max(S(C), 1 MiB)` — the restore pipeline plus its
+//!   `W = min(G, F)` GETs in flight (`G` = `tsm.fetch.gets.in.flight`), reserved at open;
+//! - plain fetch stream: each GET in flight reserves its own length when it is issued and
+//!   returns it once its last byte was handed out (at most `G` GETs of at most 1 MiB, see
+//!   `engine/window.rs`);
+//! - a stream through a chunk store (`engine/cached.rs`): the wanted chunk's GETs and its
+//!   restored bytes while it loads; each read-ahead load its chunk (`C + S(C)`), taken only
+//!   when free (read-ahead never waits for budget);
 //! - fetchIndex: `2 x` the index's stored size.
 //!
 //! Not counted: manifests (a few KiB each, at most 32 MiB by the reader's own check), the
 //! caches (bounded by their own `fetch.*.cache.size` keys), and the SDKs' socket buffers.
+//! The default read-ahead store (`tsm.fetch.read.ahead.store.bytes`, used when no chunk
+//! cache is configured) is carved out of the budget when the engine is built: the calls
+//! share `tsm.memory.budget.bytes` minus the store's bound (at most half the budget).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,13 +61,17 @@ pub fn copy_bytes(
         .saturating_add(upload_buffers)
 }
 
-/// A fetch stream's working set (see the module docs).
-pub fn fetch_bytes(chunk: u64, max_in_flight: usize, transformed: bool) -> u64 {
-    if transformed {
-        (max_in_flight as u64 + 2).saturating_mul(chunk + stored_chunk_bound(chunk))
-    } else {
-        2 * stored_chunk_bound(chunk)
-    }
+/// A transformed fetch stream's working set (see the module docs): the restore pipeline
+/// plus `window_gets` GETs of at most `window_get_bytes` stored bytes each.
+pub fn fetch_bytes(
+    chunk: u64,
+    max_in_flight: usize,
+    window_gets: usize,
+    window_get_bytes: u64,
+) -> u64 {
+    (max_in_flight as u64 + 2)
+        .saturating_mul(chunk + stored_chunk_bound(chunk))
+        .saturating_add((window_gets as u64).saturating_mul(window_get_bytes))
 }
 
 /// The engine's budget: a semaphore of KiB permits.
@@ -92,6 +106,17 @@ impl MemoryBudget {
     pub fn in_use(&self) -> u64 {
         let free = self.permits.available_permits() as u64;
         (u64::from(self.total_units).saturating_sub(free)) * UNIT
+    }
+
+    /// Reserves `bytes` now, or `None` when they are not free (read-ahead, which never
+    /// waits for budget).
+    pub fn try_reserve(&self, bytes: u64) -> Option<Reservation> {
+        let units = bytes.div_ceil(UNIT).clamp(1, u64::from(self.total_units)) as u32;
+        self.permits
+            .clone()
+            .try_acquire_many_owned(units)
+            .ok()
+            .map(|permit| Reservation { _permit: permit })
     }
 
     /// Reserves `bytes` for `what()`, waiting at most `limit` (config key `key` named in
@@ -160,6 +185,9 @@ mod tests {
             copy_bytes(c, 2, 10, 100),
             4 * (c + stored_chunk_bound(c)) + 20 + 100
         );
-        assert_eq!(fetch_bytes(c, 2, false), 2 * stored_chunk_bound(c));
+        assert_eq!(
+            fetch_bytes(c, 2, 3, 10),
+            4 * (c + stored_chunk_bound(c)) + 30
+        );
     }
 }

@@ -1,0 +1,407 @@
+//! The read path's request cost (issue 18): GETs and downloaded bytes, counted by the
+//! backend metrics wrapper (`backend.fetch.requests`) and the engine (`bytes.downloaded`,
+//! `fetch.bytes.served`), for the broker's patterns over the filesystem backend:
+//! - a lagging consumer reading a whole segment in 1 MiB fetches (each open continues the
+//!   previous one, a partial batch before its end): each stored byte downloaded about once
+//!   (downloaded / stored <= 1.05), about one GET per chunk;
+//! - random 1 MiB reads: no read-ahead, waste within the stated bound;
+//! - plain exact ranges: bytes downloaded == bytes asked;
+//! - a dropped stream: its budget back to zero, no GET after it;
+//! - several GETs in flight: a store that answers only once several GETs are open.
+
+mod engine_support;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use engine_support::*;
+use futures::StreamExt;
+use tsm_core::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey};
+use tsm_core::engine::{CompressionMode, EngineOptions};
+use tsm_core::metrics::MetricsRegistry;
+use tsm_core::{RemoteStorageManager, StorageBackend};
+
+const MIB: u64 = 1 << 20;
+
+/// An engine over `world`'s filesystem backend with the metrics wrapper.
+fn metered(world: &World, opts: EngineOptions) -> RemoteStorageManager {
+    let registry = MetricsRegistry::new();
+    let backend = tsm_core::backend::layers::layered(world.backend.clone(), None, &registry);
+    RemoteStorageManager::with_registry(backend, opts, registry)
+}
+
+fn counter(engine: &RemoteStorageManager, name: &str) -> u64 {
+    engine.metrics().counter(name)
+}
+
+/// (GETs, downloaded bytes) so far.
+fn cost(engine: &RemoteStorageManager) -> (u64, u64) {
+    (
+        counter(engine, "backend.fetch.requests"),
+        counter(engine, "bytes.downloaded"),
+    )
+}
+
+/// The broker's fetch: open at `start`, read at least `want` bytes (or to the end),
+/// close. Returns the bytes read.
+async fn broker_fetch(
+    engine: &RemoteStorageManager,
+    seg: &Segment,
+    start: u64,
+    want: usize,
+) -> Vec<u8> {
+    let mut stream = engine
+        .fetch_log_segment(&seg.metadata, start, None)
+        .await
+        .expect("fetch");
+    let mut got = Vec::new();
+    while got.len() < want {
+        match stream.next().await {
+            Some(b) => got.extend_from_slice(&b.expect("bytes")),
+            None => break,
+        }
+    }
+    got.truncate(want);
+    let s = start as usize;
+    assert!(got == seg.log[s..s + got.len()], "bytes at {start} differ");
+    got
+}
+
+fn stored_log_size(world: &World) -> u64 {
+    let root = world.dir.path().join("bucket");
+    let mut total = 0;
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("list") {
+            let e = e.expect("entry");
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.to_string_lossy().ends_with(".log") {
+                total += e.metadata().expect("meta").len();
+            }
+        }
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequential_catch_up_downloads_each_stored_byte_once() {
+    let ring = {
+        let dir = tempfile::tempdir().expect("dir");
+        key_ring(dir.path(), "k1", 0)
+    };
+    for (compression, encrypt) in [(CompressionMode::Off, false), (CompressionMode::On, true)] {
+        let world = World::new();
+        let chunk = 128 * 1024;
+        let opts = options(chunk, compression, encrypt.then(|| ring.clone()));
+        let engine = metered(&world, opts);
+        let log = record_batches(12_000, 0, 7);
+        let seg = segment(&world.path("s"), log, false, 7);
+        engine
+            .copy_log_segment_data(&seg.metadata, &seg.data)
+            .await
+            .expect("copy");
+        let stored = stored_log_size(&world);
+        let chunks = (seg.log.len() as u64).div_ceil(u64::from(chunk));
+        let (gets0, down0) = cost(&engine);
+        let served0 = counter(&engine, "fetch.bytes.served");
+        let mut start = 0u64;
+        let mut fetches = 0;
+        while start < seg.log.len() as u64 {
+            let got = broker_fetch(&engine, &seg, start, MIB as usize).await;
+            fetches += 1;
+            // The broker hands out whole batches: the next fetch starts a partial batch
+            // before the end of what this one read (here 777 bytes), or after the end.
+            let end = start + got.len() as u64;
+            start = if end == seg.log.len() as u64 {
+                end
+            } else {
+                end - 777
+            };
+        }
+        read_ahead_idle(&engine).await;
+        let (gets, down) = cost(&engine);
+        let (gets, down) = (gets - gets0, down - down0);
+        let served = counter(&engine, "fetch.bytes.served") - served0;
+        let what = format!("compression {compression:?} encrypt {encrypt}");
+        // The manifest was read once (cached); count it too.
+        let ratio = down as f64 / stored as f64;
+        eprintln!(
+            "{what}: {} bytes in {fetches} fetches, {chunks} chunks, stored {stored}, \
+             downloaded {down} (ratio {ratio:.4}), served {served}, {gets} GETs",
+            seg.log.len()
+        );
+        assert!(ratio <= 1.05, "{what}: downloaded/stored = {ratio}");
+        assert!(
+            down as f64 <= 1.05 * served as f64,
+            "{what}: downloaded {down} for {served} served"
+        );
+        // About one GET per chunk: the first read's sub-ranges, the first wanted chunk's,
+        // then one per read-ahead chunk (plus the manifest).
+        assert!(
+            gets <= chunks + 16,
+            "{what}: {gets} GETs for {chunks} chunks"
+        );
+        assert_eq!(engine.memory_in_use(), 0, "{what}: budget back");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_reads_do_not_read_ahead() {
+    for compression in [CompressionMode::Off, CompressionMode::On] {
+        let world = World::new();
+        let chunk = 128 * 1024u32;
+        let opts = options(chunk, compression, None);
+        let engine = metered(&world, opts);
+        let seg = segment(&world.path("s"), record_batches(12_000, 0, 8), false, 8);
+        engine
+            .copy_log_segment_data(&seg.metadata, &seg.data)
+            .await
+            .expect("copy");
+        let size = seg.log.len() as u64;
+        let stored = stored_log_size(&world);
+        check_range(&engine, &seg, 0, Some(0), "warm manifest").await;
+        // Far apart, forwards and backwards: never within a chunk of the last read's end.
+        let mut rng = Rng::new(9);
+        let mut last_end = u64::MAX / 2;
+        for i in 0..12 {
+            let mut start;
+            loop {
+                start = rng.below(size - MIB);
+                let near = start > last_end.saturating_sub(3 * MIB)
+                    && start <= last_end + 2 * u64::from(chunk);
+                if !near {
+                    break;
+                }
+            }
+            let (_, before) = cost(&engine);
+            let got = broker_fetch(&engine, &seg, start, MIB as usize).await;
+            last_end = start + got.len() as u64;
+            // Loads the stream started for its own first read finish; nothing beyond it
+            // may have been downloaded (the bounds below).
+            read_ahead_idle(&engine).await;
+            let (_, after) = cost(&engine);
+            let down = after - before;
+            let what = format!("{compression:?} read {i} at {start}");
+            if compression == CompressionMode::Off {
+                // Plain: the first read is exactly the broker's 1 MiB.
+                assert_eq!(down, MIB, "{what}");
+            } else {
+                // Transformed: the chunks holding the read (through the read-ahead store,
+                // loaded in parallel), nothing after them.
+                let per_chunk = stored.div_ceil(size.div_ceil(u64::from(chunk))) * 3 / 2;
+                let holding = MIB / u64::from(chunk) + 1;
+                let bound = holding * per_chunk;
+                assert!(down <= bound, "{what}: downloaded {down}, bound {bound}");
+            }
+        }
+        assert_eq!(engine.memory_in_use(), 0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_ranges_download_exactly_the_bytes_asked() {
+    let world = World::new();
+    let mut opts = options(64 * 1024, CompressionMode::Off, None);
+    opts.first_read_bytes = 100_000;
+    opts.get_part_bytes = 70_000;
+    opts.min_sub_range_bytes = 10_000;
+    let engine = metered(&world, opts);
+    let seg = segment(&world.path("s"), Rng::new(3).bytes(1_000_000), false, 3);
+    engine
+        .copy_log_segment_data(&seg.metadata, &seg.data)
+        .await
+        .expect("copy");
+    check_range(&engine, &seg, 0, Some(0), "warm manifest").await;
+    let mut rng = Rng::new(4);
+    let (mut prev_start, mut prev_end) = (0, 1);
+    for i in 0..40 {
+        // Random opens (a continuation of the previous range would read ahead).
+        let a = loop {
+            let a = rng.below(1_000_000);
+            if !tsm_core::engine::is_sequential(prev_start, prev_end, a, 64 * 1024) {
+                break a;
+            }
+        };
+        let b = (a + rng.below(400_000)).min(999_999);
+        (prev_start, prev_end) = (a, b + 1);
+        let (g0, d0) = cost(&engine);
+        check_range(&engine, &seg, a, Some(b), &format!("range {i}")).await;
+        let (g1, d1) = cost(&engine);
+        let len = b - a + 1;
+        assert_eq!(d1 - d0, len, "range {i} {a}..={b}");
+        // The first 100 000 bytes in up to 8 sub-ranges of >= 10 000, the rest in 70 000s.
+        let first = len.min(100_000);
+        let want = (first / 10_000).clamp(1, 8) + (len - first).div_ceil(70_000);
+        assert_eq!(g1 - g0, want, "range {i} {a}..={b}: GETs");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_stream_returns_its_budget_and_issues_no_more_gets() {
+    for compression in [CompressionMode::Off, CompressionMode::On] {
+        let world = World::new();
+        let mut opts = options(64 * 1024, compression, None);
+        opts.min_sub_range_bytes = 16 * 1024;
+        let engine = metered(&world, opts);
+        let seg = segment(&world.path("s"), record_batches(8000, 0, 5), false, 5);
+        engine
+            .copy_log_segment_data(&seg.metadata, &seg.data)
+            .await
+            .expect("copy");
+        check_range(&engine, &seg, 0, Some(0), "warm manifest").await;
+        // Two streams: the second continues the first (read-ahead on), both dropped early.
+        for start in [100_000, 101_000] {
+            let mut s = engine
+                .fetch_log_segment(&seg.metadata, start, None)
+                .await
+                .expect("fetch");
+            let first: Bytes = s.next().await.expect("an item").expect("bytes");
+            assert!(!first.is_empty());
+            if compression == CompressionMode::Off && start == 100_000 {
+                // The plain first read's GETs (a transformed stream's chunk came through
+                // the read-ahead store and holds nothing between chunks).
+                assert!(engine.memory_in_use() > 0, "the stream holds budget");
+            }
+            drop(s);
+            read_ahead_idle(&engine).await;
+            assert_eq!(engine.memory_in_use(), 0, "{compression:?}: budget back");
+        }
+        let (gets, _) = cost(&engine);
+        // Let anything wrongly left running show up.
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert_eq!(
+            cost(&engine).0,
+            gets,
+            "{compression:?}: a GET after the drop"
+        );
+        assert_eq!(engine.memory_in_use(), 0);
+    }
+}
+
+/// A store whose GET bodies give their first byte only once `need` GETs are open at once
+/// (or fail at the engine's first-byte deadline if the engine never opens that many).
+struct Gate {
+    inner: Arc<dyn StorageBackend>,
+    need: usize,
+    open: Arc<AtomicUsize>,
+    max: Arc<AtomicUsize>,
+    notify: Arc<tokio::sync::Notify>,
+}
+
+impl fmt::Debug for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Gate")
+    }
+}
+
+impl fmt::Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("gate")
+    }
+}
+
+struct Open(Arc<AtomicUsize>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait]
+impl StorageBackend for Gate {
+    async fn upload(
+        &self,
+        key: &ObjectKey,
+        body: ByteStream,
+        size: Option<u64>,
+    ) -> Result<u64, BackendError> {
+        self.inner.upload(key, body, size).await
+    }
+
+    async fn fetch(
+        &self,
+        key: &ObjectKey,
+        range: Option<ByteRange>,
+    ) -> Result<ByteStream, BackendError> {
+        let body = self.inner.fetch(key, range).await?;
+        if !key.as_str().ends_with(".log") {
+            return Ok(body);
+        }
+        let n = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+
+        self.max.fetch_max(n, Ordering::SeqCst);
+        self.notify.notify_waiters();
+        let guard = Open(self.open.clone());
+        let (max, need, notify) = (self.max.clone(), self.need, self.notify.clone());
+        // Latched: once `need` GETs were open at once, every body flows.
+        let gate = async move {
+            while max.load(Ordering::SeqCst) < need {
+                let wait = notify.notified();
+                if max.load(Ordering::SeqCst) >= need {
+                    break;
+                }
+                wait.await;
+            }
+        };
+        Ok(futures::stream::once(gate)
+            .filter_map(|()| async { None })
+            .chain(body)
+            .map(move |item| {
+                let _open = &guard;
+                item
+            })
+            .boxed())
+    }
+
+    async fn delete(&self, keys: &[ObjectKey]) -> Result<(), BackendError> {
+        self.inner.delete(keys).await
+    }
+
+    fn list(&self, prefix: &ObjectKey) -> ListStream {
+        self.inner.list(prefix)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_gets_are_in_flight_for_one_read() {
+    for compression in [CompressionMode::Off, CompressionMode::On] {
+        let world = World::new();
+        let (open, max) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let gate = Arc::new(Gate {
+            inner: world.backend.clone(),
+            need: 4,
+            open: open.clone(),
+            max: max.clone(),
+            notify: Arc::new(tokio::sync::Notify::new()),
+        });
+        let mut opts = options(MIB as u32, compression, None);
+        opts.gets_in_flight = 4;
+        opts.deadlines.first_byte = std::time::Duration::from_secs(20);
+        let engine = RemoteStorageManager::new(gate, opts);
+        // Random bytes: a compressed chunk stays about 1 MiB, so it splits in 4.
+        let seg = segment(&world.path("s"), Rng::new(6).bytes(5 << 20), false, 6);
+        engine
+            .copy_log_segment_data(&seg.metadata, &seg.data)
+            .await
+            .expect("copy");
+        // One 1 MiB read: the first read (plain) or the one chunk (compressed) in 4
+        // sub-range GETs of >= 256 KiB, all open before any byte arrives.
+        let got = broker_fetch(&engine, &seg, 0, MIB as usize).await;
+        assert_eq!(got.len() as u64, MIB);
+        assert_eq!(max.load(Ordering::SeqCst), 4, "{compression:?}");
+        assert_eq!(
+            open.load(Ordering::SeqCst),
+            0,
+            "{compression:?}: GETs left open"
+        );
+    }
+}
