@@ -28,24 +28,10 @@
 # rewrites server.properties only). Environment: KAFKA_CLUSTER_HEAP (default -Xms128m
 # -Xmx384m), KAFKA_EXTRA_JVM_OPTS, TSM_KAFKA_CACHE (as kafka.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/kafka-common.sh"
 
 KAFKA_SH="$(dirname "${BASH_SOURCE[0]}")/kafka.sh"
 CACHE_ROOT="${TSM_KAFKA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tsm/kafka}"
-
-free_port() {
-  local p i
-  for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 30000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && ! grep -qx "$p" "$PORTS_TAKEN" 2>/dev/null; then
-      echo "$p" >>"$PORTS_TAKEN"
-      echo "$p"
-      return 0
-    fi
-  done
-  die "no free TCP port found"
-}
-
-pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 
 # load_cluster DIR: sources DIR/cluster.env (CLUSTER_ID, BROKERS, CONTROLLER_PORT, PORT_<id>,
 # JMX_<id>).
@@ -98,24 +84,6 @@ cmd_bootstrap() {
 }
 
 node_dir() { echo "$1/node-$2"; }
-
-read_pid() { if [ -f "$1/node.pid" ]; then cat "$1/node.pid"; fi; }
-
-log_tail() { # log_tail NODEDIR LINES
-  local nd=$1 n=${2:-80}
-  if [ -f "$nd/logs/server.log" ]; then
-    if grep -q ' ERROR ' "$nd/logs/server.log"; then
-      echo "----- first ERROR lines of $nd/logs/server.log -----" >&2
-      grep -m 3 -A 12 ' ERROR ' "$nd/logs/server.log" >&2 || true
-    fi
-    echo "----- last $n lines of $nd/logs/server.log -----" >&2
-    tail -n "$n" "$nd/logs/server.log" >&2
-  fi
-  if [ -s "$nd/logs/stdout.log" ]; then
-    echo "----- last 30 lines of $nd/logs/stdout.log -----" >&2
-    tail -n 30 "$nd/logs/stdout.log" >&2
-  fi
-}
 
 # write_config ID NODEDIR: server.properties for node ID (0 = controller).
 write_config() {
@@ -208,7 +176,7 @@ cmd_start() {
   local libs="$CACHE_ROOT/$version/libs" nd pid
   nd=$(node_dir "$dir" "$id")
   mkdir -p "$nd/data" "$nd/logs"
-  pid=$(read_pid "$nd")
+  pid=$(read_pid "$nd/node.pid")
   if pid_alive "$pid"; then die "node $id already runs (pid $pid): kafka-cluster.sh stop $id --dir $dir"; fi
   write_config "$id" "$nd"
   if [ ! -f "$nd/data/meta.properties" ]; then
@@ -285,7 +253,7 @@ parse_node() {
 cmd_stop() {
   parse_node "$@"
   local pid i
-  pid=$(read_pid "$ND")
+  pid=$(read_pid "$ND/node.pid")
   if ! pid_alive "$pid"; then rm -f "$ND/node.pid"; return 0; fi
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < 120; i++)); do
@@ -304,7 +272,7 @@ cmd_stop() {
 cmd_kill() {
   parse_node "$@"
   local pid i
-  pid=$(read_pid "$ND")
+  pid=$(read_pid "$ND/node.pid")
   pid_alive "$pid" || die "kafka-cluster.sh kill $1: the node does not run"
   kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
   for ((i = 0; i < 60; i++)); do

@@ -33,6 +33,7 @@
 # ~/.cache/tsm/kafka), KAFKA_HEAP_OPTS (default -Xms256m -Xmx1g), KAFKA_TEST_RSM_VERSION
 # (kafka-storage test jar version; 4.4.0 publishes none, default 4.3.0).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/kafka-common.sh"
 
 KAFKA_VERSION="${KAFKA_VERSION:-4.4.0}"
 LOG4J_VERSION="${LOG4J_VERSION:-2.25.3}"
@@ -118,35 +119,6 @@ cmd_classpath() { printf '%s/*\n' "$LIBS"; }
 
 # ---------------------------------------------------------------- instance helpers
 
-free_port() {
-  local p i
-  for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 30000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-  done
-  die "no free TCP port found"
-}
-
-pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
-
-read_pid() { if [ -f "$1/broker.pid" ]; then cat "$1/broker.pid"; fi; }
-
-log_tail() { # log_tail DIR LINES
-  local dir=$1 n=${2:-80}
-  if [ -f "$dir/logs/server.log" ]; then
-    if grep -q ' ERROR ' "$dir/logs/server.log"; then
-      echo "----- first ERROR lines of $dir/logs/server.log -----" >&2
-      grep -m 3 -A 12 ' ERROR ' "$dir/logs/server.log" >&2 || true
-    fi
-    echo "----- last $n lines of $dir/logs/server.log -----" >&2
-    tail -n "$n" "$dir/logs/server.log" >&2
-  fi
-  if [ -s "$dir/logs/stdout.log" ]; then
-    echo "----- last 30 lines of $dir/logs/stdout.log -----" >&2
-    tail -n 30 "$dir/logs/stdout.log" >&2
-  fi
-}
-
 parse_dir_only() {
   DIR=$DEFAULT_DIR
   ARGS=()
@@ -185,7 +157,7 @@ cmd_start() {
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
   local pid
-  pid=$(read_pid "$dir")
+  pid=$(read_pid "$dir/broker.pid")
   if pid_alive "$pid"; then die "a broker already runs from $dir (pid $pid): kafka.sh stop --dir $dir"; fi
   [ "$port" = auto ] && port=$(free_port)
   [ "$cport" = auto ] && cport=$(free_port)
@@ -322,7 +294,7 @@ EOF
 cmd_stop() {
   parse_dir_only "$@"
   local pid i
-  pid=$(read_pid "$DIR")
+  pid=$(read_pid "$DIR/broker.pid")
   if ! pid_alive "$pid"; then rm -f "$DIR/broker.pid"; return 0; fi
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < 60; i++)); do
@@ -341,7 +313,7 @@ cmd_stop() {
 cmd_status() {
   parse_dir_only "$@"
   local pid
-  pid=$(read_pid "$DIR")
+  pid=$(read_pid "$DIR/broker.pid")
   if pid_alive "$pid"; then
     # shellcheck disable=SC1091
     (source "$DIR/broker.env" && echo "running pid=$pid bootstrap=$KAFKA_BOOTSTRAP jmx=$KAFKA_JMX_PORT dir=$DIR")

@@ -1,0 +1,44 @@
+# Helpers shared by scripts/services/kafka.sh (one broker) and kafka-cluster.sh (a KRaft
+# cluster): free ports, process checks, log tails. Sourced, never run; expects lib.sh's `die`.
+
+# free_port: a random TCP port in 20000..49999 nothing listens on. When PORTS_TAKEN names a
+# file, ports already handed out (listed there) are skipped and the new one is appended, so
+# the nodes of one cluster never get the same port before they bind it.
+free_port() {
+  local p i
+  for ((i = 0; i < 200; i++)); do
+    p=$((20000 + RANDOM % 30000))
+    if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then continue; fi
+    if [ -n "${PORTS_TAKEN:-}" ]; then
+      if grep -qx "$p" "$PORTS_TAKEN" 2>/dev/null; then continue; fi
+      echo "$p" >>"$PORTS_TAKEN"
+    fi
+    echo "$p"
+    return 0
+  done
+  die "no free TCP port found"
+}
+
+# pid_alive PID: the process exists.
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+
+# read_pid FILE: the pid stored in FILE, nothing when there is none.
+read_pid() { if [ -f "$1" ]; then cat "$1"; fi; }
+
+# log_tail DIR [LINES]: the first ERROR lines and the last LINES (80) of DIR/logs/server.log
+# and the last 30 lines of DIR/logs/stdout.log, on stderr (for failure reports).
+log_tail() {
+  local dir=$1 n=${2:-80}
+  if [ -f "$dir/logs/server.log" ]; then
+    if grep -q ' ERROR ' "$dir/logs/server.log"; then
+      echo "----- first ERROR lines of $dir/logs/server.log -----" >&2
+      grep -m 3 -A 12 ' ERROR ' "$dir/logs/server.log" >&2 || true
+    fi
+    echo "----- last $n lines of $dir/logs/server.log -----" >&2
+    tail -n "$n" "$dir/logs/server.log" >&2
+  fi
+  if [ -s "$dir/logs/stdout.log" ]; then
+    echo "----- last 30 lines of $dir/logs/stdout.log -----" >&2
+    tail -n 30 "$dir/logs/stdout.log" >&2
+  fi
+}
