@@ -216,21 +216,17 @@ NODE_JMX_URL=service:jmx:rmi:///jndi/rmi://127.0.0.1:${!jmx}/jmxrmi
 NODE_BOOTSTRAP=127.0.0.1:${!port:-$CONTROLLER_PORT}
 KAFKA_LIBS=$libs
 EOF
-  local i want="Kafka Server started" listen=${!port:-$CONTROLLER_PORT}
-  for ((i = 0; i < timeout * 2; i++)); do
-    if ! pid_alive "$pid"; then
-      log_tail "$nd" 80
-      rm -f "$nd/node.pid"
-      die "Kafka node $id exited during startup (log tail above)"
-    fi
-    if tail -n +"$((mark + 1))" "$nd/logs/server.log" 2>/dev/null | grep -q "$want" \
-        && (exec 3<>"/dev/tcp/127.0.0.1/$listen") 2>/dev/null; then
-      log "Kafka $version node $id ready on 127.0.0.1:$listen (pid $pid, dir $nd)"
-      return 0
-    fi
-    sleep 0.5
-  done
+  local rc=0 listen=${!port:-$CONTROLLER_PORT}
+  wait_started "$pid" "$nd" "$listen" "$timeout" "$mark" || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    log "Kafka $version node $id ready on 127.0.0.1:$listen (pid $pid, dir $nd)"
+    return 0
+  fi
   log_tail "$nd" 80
+  if [ "$rc" -eq 1 ]; then
+    rm -f "$nd/node.pid"
+    die "Kafka node $id exited during startup (log tail above)"
+  fi
   cmd_stop "$id" --dir "$dir"
   die "Kafka node $id was not ready within ${timeout}s (log tail above)"
 }
@@ -252,19 +248,9 @@ parse_node() {
 
 cmd_stop() {
   parse_node "$@"
-  local pid i
+  local pid
   pid=$(read_pid "$ND/node.pid")
-  if ! pid_alive "$pid"; then rm -f "$ND/node.pid"; return 0; fi
-  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 120; i++)); do
-    pid_alive "$pid" || break
-    sleep 0.5
-  done
-  if pid_alive "$pid"; then
-    log "node pid $pid did not stop in 60s: killing its process group"
-    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-    sleep 0.5
-  fi
+  stop_group "$pid" 60
   rm -f "$ND/node.pid"
   log "Kafka node $1 stopped"
 }

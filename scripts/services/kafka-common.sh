@@ -42,3 +42,35 @@ log_tail() {
     tail -n 30 "$dir/logs/stdout.log" >&2
   fi
 }
+
+# wait_started PID DIR PORT TIMEOUT [MARK]: waits until DIR/logs/server.log says "Kafka Server
+# started" (only in lines after line MARK, default 0: a restarted node appends to its log) and
+# 127.0.0.1:PORT accepts a connection. Returns 0 when ready, 1 when the process exited first,
+# 2 after TIMEOUT seconds.
+wait_started() {
+  local pid=$1 dir=$2 port=$3 timeout=$4 mark=${5:-0} i
+  for ((i = 0; i < timeout * 2; i++)); do
+    pid_alive "$pid" || return 1
+    if tail -n +"$((mark + 1))" "$dir/logs/server.log" 2>/dev/null | grep -q "Kafka Server started" \
+        && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.5
+  done
+  return 2
+}
+
+# stop_group PID SECONDS: SIGTERM to PID's process group (or PID alone), SIGKILL to it when it
+# still runs after SECONDS. Returns once the process is gone (or was killed).
+stop_group() {
+  local pid=$1 secs=$2 i
+  pid_alive "$pid" || return 0
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < secs * 2; i++)); do
+    pid_alive "$pid" || return 0
+    sleep 0.5
+  done
+  log "pid $pid did not stop in ${secs}s: killing its process group"
+  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  sleep 0.5
+}

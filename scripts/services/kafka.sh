@@ -272,40 +272,26 @@ KAFKA_LIBS=$LIBS
 KAFKA_VERSION=$KAFKA_VERSION
 EOF
 
-  local i
-  for ((i = 0; i < timeout * 2; i++)); do
-    if ! pid_alive "$pid"; then
-      log_tail "$dir" 80
-      rm -f "$dir/broker.pid"
-      die "the Kafka broker in $dir exited during startup (log tail above)"
-    fi
-    if grep -q "Kafka Server started" "$dir/logs/server.log" 2>/dev/null \
-        && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      log "Kafka $KAFKA_VERSION broker ready on 127.0.0.1:$port (pid $pid, JMX $jport, dir $dir)"
-      return 0
-    fi
-    sleep 0.5
-  done
+  local rc=0
+  wait_started "$pid" "$dir" "$port" "$timeout" || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    log "Kafka $KAFKA_VERSION broker ready on 127.0.0.1:$port (pid $pid, JMX $jport, dir $dir)"
+    return 0
+  fi
   log_tail "$dir" 80
+  if [ "$rc" -eq 1 ]; then
+    rm -f "$dir/broker.pid"
+    die "the Kafka broker in $dir exited during startup (log tail above)"
+  fi
   cmd_stop --dir "$dir"
   die "the Kafka broker in $dir was not ready within ${timeout}s (log tail above)"
 }
 
 cmd_stop() {
   parse_dir_only "$@"
-  local pid i
+  local pid
   pid=$(read_pid "$DIR/broker.pid")
-  if ! pid_alive "$pid"; then rm -f "$DIR/broker.pid"; return 0; fi
-  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 60; i++)); do
-    pid_alive "$pid" || break
-    sleep 0.5
-  done
-  if pid_alive "$pid"; then
-    log "broker pid $pid did not stop in 30s: killing its process group"
-    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-    sleep 0.5
-  fi
+  stop_group "$pid" 30
   rm -f "$DIR/broker.pid"
   log "Kafka broker in $DIR stopped"
 }
