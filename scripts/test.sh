@@ -6,6 +6,10 @@
 #
 #   scripts/test.sh            all steps
 #   scripts/test.sh 10 30      only the steps whose file names start with 10 or 30
+#
+# Each step's output goes to the terminal and to $TSM_WORK/test-logs/STEP.log; when steps fail,
+# the end of the run repeats what names the failure in each (failed tests, panics, errors), so
+# the last screen of a long run says which test broke and why.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$TSM_ROOT"
 
@@ -17,12 +21,31 @@ for f in scripts/test.d/*.sh; do
 done
 [ ${#steps[@]} -gt 0 ] || die "no test step matches: $*"
 
+LOGS="$TSM_WORK/test-logs"
+mkdir -p "$LOGS"
+
+# failure_excerpt LOG: the lines of LOG that name a failure (Rust test names and panics,
+# compiler errors, JUnit failures: at most 40), the scripts' own errors (`die`: the last 10),
+# then its last 15 lines.
+failure_excerpt() {
+  local name
+  name=$(basename "$1" .log)
+  echo "----- $name: what failed -----"
+  grep -E -e '^---- .* stdout ----$' -e 'panicked at' -e '^test .* FAILED$' \
+    -e '^error(\[E[0-9]+\])?:' -e '^\[ERROR\] (Tests run|Failures|Errors|  )' \
+    -e '^failures:$' -e '^    [A-Za-z_0-9:]+$' "$1" | head -n 40 || true
+  grep -F '[tsm] ERROR' "$1" | tail -n 10 || true
+  echo "----- $name: last 15 lines -----"
+  tail -n 15 "$1"
+}
+
 failed=()
 passed=0
 for f in "${steps[@]}"; do
   log "=== step $(basename "$f")"
   start=$(date +%s)
-  if bash "$f"; then
+  steplog="$LOGS/$(basename "$f" .sh).log"
+  if bash "$f" 2>&1 | tee "$steplog"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
     passed=$((passed + 1))
     log "=== step $(basename "$f") passed in $(( $(date +%s) - start ))s"
   else
@@ -33,6 +56,7 @@ done
 echo
 echo "test steps: ${passed} passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then
+  for name in "${failed[@]}"; do failure_excerpt "$LOGS/${name%.sh}.log"; done
   echo "failed steps: ${failed[*]}"
   exit 1
 fi
