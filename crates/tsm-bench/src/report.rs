@@ -11,9 +11,9 @@
 //! raw PUT x the compression ratio (the store only sees compressed bytes); fetches -> raw
 //! GET.
 //!
-//! The JVM subjects (tsm-jni, java-baseline, the real Java plugin aiven-<version>) also get
-//! a table of their own, side by side ([`side_by_side`]); request cost, connections and
-//! issue 18's targets have theirs ([`request_cost`]).
+//! The JVM subjects (tsm-jni, java-baseline, the real Java plugin `aiven-<version>`) also get
+//! a table of their own, side by side (`side_by_side.rs`); request cost, connections and
+//! issue 18's targets have theirs (`request_cost.rs`).
 
 mod request_cost;
 mod side_by_side;

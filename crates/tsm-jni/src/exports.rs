@@ -1,6 +1,6 @@
 //! The JNI entry points: the `native` methods of `io.tsm.kafka.NativeBridge`.
 //!
-//! Every entry point runs inside [`entry`]: a panic becomes a
+//! Every entry point runs inside `entry` (below): a panic becomes a
 //! `java.lang.RuntimeException` carrying the panic message, location and backtrace (the
 //! Java side wraps it in `RemoteStorageException`), never an abort. Engine errors are not
 //! thrown from here: they are status codes plus messages (see `ops::status`) that the

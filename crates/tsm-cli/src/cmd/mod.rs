@@ -1,6 +1,6 @@
 //! One module per command. Each takes the parsed arguments and a [`Context`] (or nothing,
 //! for `config docs` and `config check`), prints its report through [`crate::output::Output`] and returns
-//! `Ok` or a [`CliError`] carrying the exit code.
+//! `Ok` or a [`CliError`](crate::error::CliError) carrying the exit code.
 
 pub(crate) mod config_check;
 pub(crate) mod config_docs;

@@ -20,7 +20,7 @@
 //! upload, the engine's copy guard deletes what the copy wrote ([`super::cleanup`]).
 //!
 //! The cache-load bounds `fetch.*.cache.get.timeout.ms` (the Java plugin's keys) keep their
-//! meaning on top: how long a caller waits for a load through a cache ([`bounded`]).
+//! meaning on top: how long a caller waits for a load through a cache (`bounded`, below).
 
 use std::fmt;
 use std::future::Future;
