@@ -159,14 +159,6 @@ cmd_start() {
   local pid
   pid=$(read_pid "$dir/broker.pid")
   if pid_alive "$pid"; then die "a broker already runs from $dir (pid $pid): kafka.sh stop --dir $dir"; fi
-  [ "$port" = auto ] && port=$(free_port)
-  [ "$cport" = auto ] && cport=$(free_port)
-  [ "$jport" = auto ] && jport=$(free_port)
-  for p in "$port" "$cport" "$jport"; do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      die "port $p is already in use on 127.0.0.1 (choose another with --port/--controller-port/--jmx-port or 'auto')"
-    fi
-  done
   if [ $fresh = 1 ]; then rm -rf "$dir/data" "$dir/logs" "$dir/plugin"; fi
   mkdir -p "$dir/data" "$dir/logs"
   if [ -n "$plugin_dir" ]; then
@@ -185,6 +177,49 @@ cmd_start() {
     [ ${#jars[@]} -gt 0 ] || die "kafka.sh start: give the plugin with --rsm-jar PATH or --plugin-dir DIR"
   fi
 
+  # An auto port is free when chosen but another process may bind it before the broker does:
+  # then the broker exits with "Address already in use" and the start is retried with new
+  # auto ports (at most 3 attempts; explicit ports are never changed).
+  local want_port=$port want_cport=$cport want_jport=$jport
+  local attempt rc
+  for attempt in 1 2 3; do
+    port=$want_port cport=$want_cport jport=$want_jport rc=0
+    launch_once || rc=$?
+    if [ "$rc" -eq 0 ]; then
+      log "Kafka $KAFKA_VERSION broker ready on 127.0.0.1:$port (pid $pid, JMX $jport, dir $dir)"
+      return 0
+    fi
+    if [ "$rc" -eq 1 ] && [ "$attempt" -lt 3 ] \
+        && [[ "$want_port $want_cport $want_jport" == *auto* ]] \
+        && grep -qs "Address already in use" "$dir/logs/server.log" "$dir/logs/stdout.log"; then
+      log "an auto port was taken between choice and bind (attempt $attempt): retrying with new ports"
+      rm -f "$dir/broker.pid"
+      mv "$dir/logs/server.log" "$dir/logs/server.log.bind-failed-$attempt" 2>/dev/null || true
+      mv "$dir/logs/stdout.log" "$dir/logs/stdout.log.bind-failed-$attempt" 2>/dev/null || true
+      continue
+    fi
+    log_tail "$dir" 80
+    if [ "$rc" -eq 1 ]; then
+      rm -f "$dir/broker.pid"
+      die "the Kafka broker in $dir exited during startup (log tail above)"
+    fi
+    cmd_stop --dir "$dir"
+    die "the Kafka broker in $dir was not ready within ${timeout}s (log tail above)"
+  done
+}
+
+# launch_once: one start attempt of cmd_start (uses its locals: dir, ports, plugin, configs):
+# picks the auto ports, writes the configs, formats the storage when new, starts the broker
+# and waits for it (wait_started's return code).
+launch_once() {
+  [ "$port" = auto ] && port=$(free_port)
+  [ "$cport" = auto ] && cport=$(free_port)
+  [ "$jport" = auto ] && jport=$(free_port)
+  for p in "$port" "$cport" "$jport"; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      die "port $p is already in use on 127.0.0.1 (choose another with --port/--controller-port/--jmx-port or 'auto')"
+    fi
+  done
   {
     echo "# written by scripts/services/kafka.sh; regenerated on every start"
     echo "process.roles=broker,controller"
@@ -272,19 +307,7 @@ KAFKA_LIBS=$LIBS
 KAFKA_VERSION=$KAFKA_VERSION
 EOF
 
-  local rc=0
-  wait_started "$pid" "$dir" "$port" "$timeout" || rc=$?
-  if [ "$rc" -eq 0 ]; then
-    log "Kafka $KAFKA_VERSION broker ready on 127.0.0.1:$port (pid $pid, JMX $jport, dir $dir)"
-    return 0
-  fi
-  log_tail "$dir" 80
-  if [ "$rc" -eq 1 ]; then
-    rm -f "$dir/broker.pid"
-    die "the Kafka broker in $dir exited during startup (log tail above)"
-  fi
-  cmd_stop --dir "$dir"
-  die "the Kafka broker in $dir was not ready within ${timeout}s (log tail above)"
+  wait_started "$pid" "$dir" "$port" "$timeout"
 }
 
 cmd_stop() {
