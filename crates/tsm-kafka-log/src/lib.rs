@@ -13,10 +13,12 @@
 //! - [`record`]: record sizes and decoding ([`records`]).
 //! - [`walker`]: [`BatchWalker`], the streaming CRC and offset check.
 //! - [`segment`]: [`SegmentWriter`], a `.log` with its `.index` and `.timeindex`.
+//! - [`legacy`]: magic 0 / 1 messages of segments older than format v2.
 //! - [`files`]: index entries, transaction index, producer snapshot, leader-epoch checkpoint.
 
 pub mod batch;
 pub mod files;
+pub mod legacy;
 pub mod record;
 pub mod segment;
 pub mod varint;
