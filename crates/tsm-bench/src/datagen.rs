@@ -7,8 +7,10 @@
 //! (`00000000000000000000.log`, exactly `size_mib` MiB of whole batches with valid CRC32C),
 //! the offset index and time index written the way Kafka's `LogSegment.append` does
 //! (an entry when more than `index.interval.bytes` = 4096 bytes were appended since the
-//! last one), a producer snapshot stand-in, the leader-epoch checkpoint, and
-//! `segment.json` ([`SegmentInfo`]), written last as the "set is complete" marker.
+//! last one), an empty producer snapshot, the leader-epoch checkpoint, and
+//! `segment.json` ([`SegmentInfo`]), written last as the "set is complete" marker. The
+//! batches, the indexes and the small files come from `tsm-kafka-log` (`BatchBuilder`,
+//! `SegmentWriter`, `files`); this module chooses the records.
 //!
 //! Deterministic (fixed seeds) and idempotent: a set whose `segment.json` and files match
 //! the requested size is reused. Streaming: memory is one batch plus the two indexes
@@ -23,10 +25,11 @@ use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::batch::BatchBuilder;
+use tsm_kafka_log::files::{empty_producer_snapshot, leader_epoch_checkpoint};
+use tsm_kafka_log::{BatchBuilder, SegmentWriter};
 
 /// Kafka's default `index.interval.bytes`.
-pub const INDEX_INTERVAL_BYTES: usize = 4096;
+pub const INDEX_INTERVAL_BYTES: usize = tsm_kafka_log::INDEX_INTERVAL_BYTES as usize;
 /// Producer batches are closed at about this many bytes (Kafka's default `batch.size`).
 pub const BATCH_TARGET_BYTES: usize = 16 * 1024;
 /// First record's timestamp (2025-11-29T00:00:00Z, ms).
@@ -199,21 +202,16 @@ fn write_set(dir: &Path, kind: DataKind, log_bytes: u64) -> Result<()> {
             File::create(p).with_context(|| format!("creating {}", p.display()))?,
         ))
     };
-    let mut log = create(&files.log)?;
-    let mut index = create(&files.offset_index)?;
-    let mut time_index = create(&files.time_index)?;
+    let mut segment =
+        SegmentWriter::new(create(&files.log)?, 0, tsm_kafka_log::INDEX_INTERVAL_BYTES);
 
     let mut payloads = Payloads::new(kind);
     let total = log_bytes as usize;
-    let mut position = 0usize;
-    let mut since_index = 0usize;
-    let mut next_offset = 0i64;
-    let mut max_ts = i64::MIN;
-    let mut offset_of_max_ts = 0i64;
-    let mut last_time_entry: Option<(i64, i64)> = None;
     let mut value = Vec::with_capacity(4096);
-    while position < total {
+    while (segment.position() as usize) < total {
+        let position = segment.position() as usize;
         let remaining = total - position;
+        let next_offset = segment.next_offset();
         let ts0 = BASE_TIMESTAMP_MS + next_offset;
         let mut batch = BatchBuilder::new(next_offset, ts0);
         // The last batch (or two) is sized to end the log exactly at `total`.
@@ -247,56 +245,41 @@ fn write_set(dir: &Path, kind: DataKind, log_bytes: u64) -> Result<()> {
         if batch.is_empty() {
             bail!("internal: empty batch at position {position}");
         }
-        // Kafka's LogSegment.append: index entry before counting this batch's bytes.
-        if since_index > INDEX_INTERVAL_BYTES {
-            index.write_all(&(batch.last_offset() as i32).to_be_bytes())?;
-            index.write_all(&(position as i32).to_be_bytes())?;
-            if max_ts > BASE_TIMESTAMP_MS - 1 && last_time_entry != Some((max_ts, offset_of_max_ts))
-            {
-                time_index.write_all(&max_ts.to_be_bytes())?;
-                time_index.write_all(&(offset_of_max_ts as i32).to_be_bytes())?;
-                last_time_entry = Some((max_ts, offset_of_max_ts));
-            }
-            since_index = 0;
-        }
-        if batch.max_timestamp() > max_ts {
-            max_ts = batch.max_timestamp();
-            offset_of_max_ts = batch.last_offset();
-        }
-        next_offset = batch.last_offset() + 1;
-        let bytes = batch.finish();
-        log.write_all(&bytes)
+        let bytes = batch.finish()?;
+        segment
+            .append(&bytes)
             .with_context(|| format!("writing {}", files.log.display()))?;
-        position += bytes.len();
-        since_index += bytes.len();
     }
-    // Kafka appends the final max-timestamp entry when the segment rolls.
-    if last_time_entry != Some((max_ts, offset_of_max_ts)) {
-        time_index.write_all(&max_ts.to_be_bytes())?;
-        time_index.write_all(&(offset_of_max_ts as i32).to_be_bytes())?;
-    }
-    for (w, p) in [
-        (log, &files.log),
-        (index, &files.offset_index),
-        (time_index, &files.time_index),
+    let written = segment
+        .finish()
+        .with_context(|| format!("writing {}", files.log.display()))?;
+    let log = written
+        .log
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(|| format!("flushing {}", files.log.display()))?;
+    log.sync_all()
+        .with_context(|| format!("syncing {}", files.log.display()))?;
+    for (bytes, p) in [
+        (&written.offset_index, &files.offset_index),
+        (&written.time_index, &files.time_index),
     ] {
-        let f = w
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(|| format!("flushing {}", p.display()))?;
-        f.sync_all()
-            .with_context(|| format!("syncing {}", p.display()))?;
+        let mut f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
+        f.write_all(bytes)
+            .and_then(|()| f.sync_all())
+            .with_context(|| format!("writing {}", p.display()))?;
     }
-    // Producer snapshot stand-in: a version-1 header with no producers (the plugin treats
-    // it as opaque bytes).
-    let snapshot: [u8; 10] = [0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
-    fs::write(&files.producer_snapshot, snapshot)
+    // The plugin treats the snapshot as opaque bytes.
+    fs::write(&files.producer_snapshot, empty_producer_snapshot())
         .with_context(|| format!("writing {}", files.producer_snapshot.display()))?;
-    fs::write(&files.leader_epoch, LEADER_EPOCH_CHECKPOINT)
+    fs::write(&files.leader_epoch, leader_epoch_checkpoint(&[(0, 0)]))
         .with_context(|| format!("writing {}", files.leader_epoch.display()))?;
+    let Some(max_ts) = written.max_timestamp_ms else {
+        bail!("internal: no batch written for {log_bytes} bytes");
+    };
     let info = SegmentInfo {
         base_offset: 0,
-        end_offset: next_offset - 1,
+        end_offset: written.end_offset,
         log_bytes,
         max_timestamp_ms: max_ts,
     };
@@ -431,7 +414,7 @@ impl Payloads {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::{parse_header, records};
+    use tsm_kafka_log::{parse_header, records};
 
     fn be32(b: &[u8]) -> i32 {
         i32::from_be_bytes([b[0], b[1], b[2], b[3]])
@@ -457,11 +440,11 @@ mod tests {
                 let h = parse_header(&log[pos..]).expect("whole batch");
                 assert!(h.crc_ok, "crc at {pos}");
                 let recs = records(&log[pos..pos + h.size]).expect("records decode");
-                assert_eq!(recs.len() as i32, h.record_count);
-                assert_eq!(h.base_offset, next);
-                starts.insert(pos as i32, h.last_offset);
-                next = h.last_offset + 1;
-                max_ts = max_ts.max(h.max_timestamp);
+                assert_eq!(recs.len() as i32, h.fields.record_count);
+                assert_eq!(h.base_offset(), next);
+                starts.insert(pos as i32, h.last_offset());
+                next = h.last_offset() + 1;
+                max_ts = max_ts.max(h.fields.max_timestamp);
                 pos += h.size;
             }
             assert_eq!(pos, log.len());
@@ -489,6 +472,10 @@ mod tests {
             assert_eq!(
                 fs::read(&files.leader_epoch).expect("lec"),
                 LEADER_EPOCH_CHECKPOINT
+            );
+            assert_eq!(
+                fs::read(&files.producer_snapshot).expect("snapshot"),
+                empty_producer_snapshot()
             );
         }
         // Reuse: a second run leaves the log untouched (same mtime).

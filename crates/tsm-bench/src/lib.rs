@@ -1,8 +1,7 @@
 //! tsm-bench: the benchmark harness of issue 8 (see bench/README.md).
 //!
-//! - [`batch`]: Kafka v2 record batch writer (reusable by tests).
 //! - [`datagen`]: Kafka-shaped segment sets on disk (`tsm-bench gen`), shared with the
-//!   JVM harness (bench/jvm).
+//!   JVM harness (bench/jvm); the batches and index files come from `tsm-kafka-log`.
 //! - [`plugin`]: the plugin properties of each mode, the run's key pair, segment metadata.
 //! - [`run`] and [`child`]: every case in its own process (`tsm-bench run`), measured by
 //!   [`cases`]; results as JSON lines ([`record`]).
@@ -11,7 +10,6 @@
 //! - [`report`]: results -> markdown table of ratios to the limits and the issue's
 //!   targets (`tsm-bench report`).
 
-pub mod batch;
 pub mod cases;
 pub mod child;
 pub mod datagen;

@@ -14,7 +14,6 @@ mod cli;
 mod cmd;
 mod context;
 mod error;
-mod kafka;
 mod manifest_io;
 mod orphans;
 mod output;

@@ -18,7 +18,7 @@ use tsm_core::{KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata};
 use crate::cli::CopyArgs;
 use crate::context::Context;
 use crate::error::{CliError, CliResult};
-use crate::kafka::{BatchSummary, BatchWalker};
+use tsm_kafka_log::{BatchSummary, BatchWalker};
 
 /// A random Kafka `Uuid` (OS RNG).
 fn random_uuid() -> CliResult<KafkaUuid> {

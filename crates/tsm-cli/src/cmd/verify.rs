@@ -18,16 +18,14 @@ use tsm_core::{IndexType, RsmError};
 
 use crate::context::Context;
 use crate::error::{CliError, CliResult};
-use crate::kafka::BatchWalker;
 use crate::manifest_io;
 use crate::segment::{Filter, SegmentRef, list_segments};
+use tsm_kafka_log::{BatchWalker, files};
 
-/// Entry sizes (bytes) of the fixed-size Kafka indexes.
-const OFFSET_ENTRY: u64 = 8;
-const TIME_ENTRY: u64 = 12;
-/// `AbortedTxn`: version i16, producerId i64, firstOffset i64, lastOffset i64,
-/// lastStableOffset i64.
-const TXN_ENTRY: u64 = 34;
+/// Entry sizes (bytes) of the fixed-size Kafka indexes (layouts: `tsm_kafka_log::files`).
+const OFFSET_ENTRY: u64 = files::OFFSET_INDEX_ENTRY as u64;
+const TIME_ENTRY: u64 = files::TIME_INDEX_ENTRY as u64;
+const TXN_ENTRY: u64 = files::TXN_INDEX_ENTRY as u64;
 
 /// The outcome for one segment.
 #[derive(Debug, Default)]

@@ -1,6 +1,6 @@
 //! Shared test helpers: a temp "bucket" (filesystem backend), RSA key pairs generated at
-//! test time (never committed), a properties file the `tsm` binary reads, segments
-//! written by the engine itself (`RemoteStorageManager::copy_log_segment_data`), and a
+//! test time (never committed), a properties file the `tsm` binary reads, segments (Kafka
+//! log and index bytes from `tsm-kafka-log`) written by the engine itself (`RemoteStorageManager::copy_log_segment_data`), and a
 //! runner for the `tsm` binary.
 
 #![allow(dead_code)]
@@ -13,6 +13,10 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
 use tsm_core::{KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata, RemoteStorageManager};
+use tsm_kafka_log::files::{
+    AbortedTxn, empty_producer_snapshot, leader_epoch_checkpoint, transaction_index,
+};
+use tsm_kafka_log::{BatchBuilder, INDEX_INTERVAL_BYTES, SegmentWriter, WrittenSegment};
 
 /// PEM texts of one generated 2048-bit RSA key pair.
 pub(crate) struct PemPair {
@@ -40,33 +44,36 @@ pub(crate) fn pem_pair(n: usize) -> &'static PemPair {
     PAIRS[n].get_or_init(generate_pair)
 }
 
-/// Kafka v2 record batches with valid CRC32C: `count` batches of 1-5 records from `base`.
+/// Kafka v2 record batches (valid CRC32C, real records): `count` batches of 1-5 records
+/// from offset `base`, about `payload_len` value bytes per batch.
 pub(crate) fn batches(count: usize, base: i64, payload_len: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let mut offset = base;
     for b in 0..count {
-        let records = 1 + (b % 5) as i32;
-        let payload: Vec<u8> = (0..payload_len).map(|i| b"abcdefgh"[(i + b) % 8]).collect();
-        let start = out.len();
-        out.extend_from_slice(&offset.to_be_bytes());
-        out.extend_from_slice(&((49 + payload.len()) as i32).to_be_bytes());
-        out.extend_from_slice(&0i32.to_be_bytes());
-        out.push(2);
-        out.extend_from_slice(&0u32.to_be_bytes());
-        out.extend_from_slice(&0i16.to_be_bytes());
-        out.extend_from_slice(&(records - 1).to_be_bytes());
-        out.extend_from_slice(&1_700_000_000_000i64.to_be_bytes());
-        out.extend_from_slice(&(1_700_000_000_000i64 + b as i64).to_be_bytes());
-        out.extend_from_slice(&(-1i64).to_be_bytes());
-        out.extend_from_slice(&(-1i16).to_be_bytes());
-        out.extend_from_slice(&(-1i32).to_be_bytes());
-        out.extend_from_slice(&records.to_be_bytes());
-        out.extend_from_slice(&payload);
-        let crc = crc32c::crc32c(&out[start + 21..]);
-        out[start + 17..start + 21].copy_from_slice(&crc.to_be_bytes());
-        offset += i64::from(records);
+        let records = 1 + b % 5;
+        let ts = 1_700_000_000_000i64 + b as i64;
+        let mut batch = BatchBuilder::new(offset, ts);
+        for r in 0..records {
+            let value: Vec<u8> = (0..(payload_len / records).max(1))
+                .map(|i| b"abcdefgh"[(i + b + r) % 8])
+                .collect();
+            batch.push(ts, None, &value);
+        }
+        offset = batch.last_offset() + 1;
+        out.extend_from_slice(&batch.finish().expect("record batch"));
     }
     out
+}
+
+/// The `.log`, `.index` and `.timeindex` of a segment of `batches(count, base, 150)`,
+/// indexed as the broker does (`index.interval.bytes` 4096).
+pub(crate) fn segment_files(count: usize, base: i64) -> WrittenSegment<Vec<u8>> {
+    let log = batches(count, base, 150);
+    let mut w = SegmentWriter::new(Vec::new(), base, INDEX_INTERVAL_BYTES);
+    for (at, h) in tsm_kafka_log::batches(&log) {
+        w.append(&log[at..at + h.size]).expect("append batch");
+    }
+    w.finish().expect("segment")
 }
 
 /// A temp dir with `bucket/`, `keys/`, `segments/` and `tsm.properties`.
@@ -179,25 +186,20 @@ impl World {
         let rsm = rt
             .block_on(RemoteStorageManager::configure(self.props.clone(), &[kind]))
             .expect("engine");
-        let log = batches(batches_n, start, 150);
+        let seg = segment_files(batches_n, start);
+        let (log, offset_index, time_index) = (seg.log, seg.offset_index, seg.time_index);
         let seg_dir = self.path(&format!("segments/{topic}-{partition}-{start}"));
         std::fs::create_dir_all(&seg_dir).expect("mkdir");
         let base = format!("{start:020}");
-        let offset_index: Vec<u8> = (0..(batches_n as u64 / 4))
-            .flat_map(|i| {
-                let mut e = (i as u32).to_be_bytes().to_vec();
-                e.extend_from_slice(&((i * 1000) as u32).to_be_bytes());
-                e
-            })
-            .collect();
-        let time_index: Vec<u8> = (0..(batches_n as u64 / 4))
-            .flat_map(|i| {
-                let mut e = (1_700_000_000_000i64 + i as i64).to_be_bytes().to_vec();
-                e.extend_from_slice(&(i as u32).to_be_bytes());
-                e
-            })
-            .collect();
-        let txn_index = (partition == 0).then(|| vec![7u8; 34 * 2]);
+        let txn_index = (partition == 0).then(|| {
+            let aborted = |i: i64| AbortedTxn {
+                producer_id: 7 + i,
+                first_offset: start + 10 * i,
+                last_offset: start + 10 * i + 5,
+                last_stable_offset: start + 10 * i + 6,
+            };
+            transaction_index(&[aborted(0), aborted(1)])
+        });
         let file = |ext: &str, bytes: &[u8]| {
             let p = seg_dir.join(format!("{base}.{ext}"));
             std::fs::write(&p, bytes).expect("write segment file");
@@ -208,8 +210,8 @@ impl World {
             offset_index: file("index", &offset_index),
             time_index: file("timeindex", &time_index),
             transaction_index: txn_index.as_deref().map(|t| file("txnindex", t)),
-            producer_snapshot_index: file("snapshot", b"snapshot-bytes"),
-            leader_epoch_index: Bytes::from_static(b"0\n1\n0 0\n"),
+            producer_snapshot_index: file("snapshot", &empty_producer_snapshot()),
+            leader_epoch_index: Bytes::from(leader_epoch_checkpoint(&[(0, start)])),
         };
         let seed = (partition as i64) << 32 | start;
         let meta = RemoteLogSegmentMetadata {

@@ -1,13 +1,16 @@
-//! Builders of Kafka log segment bytes for tests and benches: record batch v2 (KIP-98) with
-//! JSON-like records, and legacy message sets v0/v1. CRCs are not computed (nothing here
-//! reads them); everything else follows the on-disk layout.
+//! Kafka log segment bytes for tests and benches: v2 record batches with JSON-like records
+//! and legacy v0/v1 message sets, written by `tsm-kafka-log` (valid CRCs); this module
+//! chooses the records.
 
 #![allow(dead_code)]
 
+use tsm_kafka_log::batch::codec;
+use tsm_kafka_log::{BatchBuilder, BatchFields, Compression, encode_batch};
+
 /// Codec ids of the attributes bits 0-2.
-pub(crate) const NONE: i16 = 0;
-pub(crate) const GZIP: i16 = 1;
-pub(crate) const ZSTD: i16 = 4;
+pub(crate) const NONE: i16 = codec::NONE;
+pub(crate) const GZIP: i16 = codec::GZIP;
+pub(crate) const ZSTD: i16 = codec::ZSTD;
 
 /// A tiny deterministic PRNG (xorshift64*), so data is reproducible from a seed.
 pub(crate) struct Rng(u64);
@@ -42,19 +45,6 @@ pub(crate) fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
     v
 }
 
-fn put_varint(out: &mut Vec<u8>, v: i64) {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64; // zig-zag
-    loop {
-        let b = (z & 0x7f) as u8;
-        z >>= 7;
-        if z == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
 /// One JSON-like event, as a producer application would send it.
 pub(crate) fn json_record(rng: &mut Rng, id: u64) -> Vec<u8> {
     const EVENTS: [&str; 5] = ["page_view", "click", "add_to_cart", "checkout", "search"];
@@ -73,80 +63,37 @@ pub(crate) fn json_record(rng: &mut Rng, id: u64) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Records section of a v2 batch: `count` records with JSON values.
-fn records(rng: &mut Rng, base_id: u64, count: u32) -> Vec<u8> {
-    let mut out = Vec::new();
+/// A v2 record batch at `base_offset` with `count` JSON records (keyed `user-N`, 3 ms
+/// apart); with `codec` ZSTD the records are zstd-compressed (level 3) as a producer would,
+/// any other codec writes them uncompressed.
+pub(crate) fn batch_v2(rng: &mut Rng, base_offset: i64, count: u32, codec: i16) -> Vec<u8> {
+    const TS: i64 = 1_764_000_000_000;
+    let compression = match codec {
+        ZSTD => Compression::Zstd { level: 3 },
+        _ => Compression::None,
+    };
+    let mut b = BatchBuilder::new(base_offset, TS).with_compression(compression);
     for i in 0..count {
         let key = format!("user-{}", rng.below(100_000)).into_bytes();
-        let value = json_record(rng, base_id + u64::from(i));
-        let mut body = Vec::new();
-        body.push(0); // attributes
-        put_varint(&mut body, i64::from(i) * 3); // timestampDelta
-        put_varint(&mut body, i64::from(i)); // offsetDelta
-        put_varint(&mut body, key.len() as i64);
-        body.extend_from_slice(&key);
-        put_varint(&mut body, value.len() as i64);
-        body.extend_from_slice(&value);
-        put_varint(&mut body, 0); // headers
-        put_varint(&mut out, body.len() as i64);
-        out.extend_from_slice(&body);
+        let value = json_record(rng, base_offset as u64 + u64::from(i));
+        b.push(TS + i64::from(i) * 3, Some(&key), &value);
     }
-    out
+    b.finish().expect("test batch")
 }
 
-/// A v2 record batch at `base_offset` with `count` JSON records; with `codec` ZSTD the
-/// records section is zstd-compressed as a producer would.
-pub(crate) fn batch_v2(rng: &mut Rng, base_offset: i64, count: u32, codec: i16) -> Vec<u8> {
-    let recs = records(rng, base_offset as u64, count);
-    let payload = match codec {
-        NONE => recs,
-        _ => zstd::bulk::compress(&recs, 3).expect("zstd of test records"),
-    };
-    let mut b = Vec::with_capacity(61 + payload.len());
-    b.extend_from_slice(&base_offset.to_be_bytes());
-    b.extend_from_slice(&((49 + payload.len()) as i32).to_be_bytes()); // batchLength
-    b.extend_from_slice(&0i32.to_be_bytes()); // partitionLeaderEpoch
-    b.push(2); // magic
-    b.extend_from_slice(&0u32.to_be_bytes()); // crc (not computed)
-    b.extend_from_slice(&codec.to_be_bytes()); // attributes
-    b.extend_from_slice(&(count.saturating_sub(1) as i32).to_be_bytes()); // lastOffsetDelta
-    b.extend_from_slice(&1_764_000_000_000i64.to_be_bytes()); // baseTimestamp
-    b.extend_from_slice(&1_764_000_000_100i64.to_be_bytes()); // maxTimestamp
-    b.extend_from_slice(&(-1i64).to_be_bytes()); // producerId
-    b.extend_from_slice(&(-1i16).to_be_bytes()); // producerEpoch
-    b.extend_from_slice(&(-1i32).to_be_bytes()); // baseSequence
-    b.extend_from_slice(&(count as i32).to_be_bytes());
-    b.extend_from_slice(&payload);
-    b
-}
-
-/// A v2 batch of exactly `total` bytes (>= 61) with an opaque payload, for heuristic tests.
+/// A v2 batch of exactly `total` bytes (>= 61) with an opaque (zero) records section and
+/// `codec` in its attributes, for heuristic tests.
 pub(crate) fn opaque_batch_v2(total: usize, codec: i16) -> Vec<u8> {
-    let mut b = vec![0u8; total.max(61)];
-    let length = (b.len() - 12) as i32;
-    b[8..12].copy_from_slice(&length.to_be_bytes());
-    b[16] = 2;
-    b[21..23].copy_from_slice(&codec.to_be_bytes());
-    b
+    let fields = BatchFields {
+        attributes: codec,
+        ..BatchFields::new(0, 0, 0)
+    };
+    encode_batch(&fields, &vec![0u8; total.max(61) - 61]).expect("test batch")
 }
 
 /// A legacy v0 (`magic` 0) or v1 (`magic` 1) message with `value`, codec in attributes.
 pub(crate) fn message_v0_v1(magic: u8, offset: i64, value: &[u8], codec: u8) -> Vec<u8> {
-    let mut body = Vec::new();
-    body.extend_from_slice(&0u32.to_be_bytes()); // crc
-    body.push(magic);
-    body.push(codec);
-    if magic == 1 {
-        body.extend_from_slice(&1_764_000_000_000i64.to_be_bytes());
-    }
-    body.extend_from_slice(&(-1i32).to_be_bytes()); // null key
-    body.extend_from_slice(&(value.len() as i32).to_be_bytes());
-    body.extend_from_slice(value);
-    let mut m = Vec::new();
-    m.extend_from_slice(&offset.to_be_bytes());
-    m.extend_from_slice(&(body.len() as i32).to_be_bytes());
-    m.extend_from_slice(&body);
-    m
+    tsm_kafka_log::legacy::message(magic, offset, 1_764_000_000_000, value, codec)
 }
 
 /// Realistic segment bytes: uncompressed v2 batches of 10-200 JSON records, cut to `len`

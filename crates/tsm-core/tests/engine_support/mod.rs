@@ -1,6 +1,7 @@
 //! Shared helpers of the `engine_*` tests: a filesystem-backed engine in a temp dir,
-//! segment files (random bytes, Kafka v2 record batches), RSA key pairs generated at test
-//! time (never committed) and written as PEM, and byte-exact checks of fetch ranges.
+//! segment files (random bytes, Kafka v2 record batches from `tsm-kafka-log`), RSA key
+//! pairs generated at test time (never committed) and written as PEM, and byte-exact
+//! checks of fetch ranges.
 
 #![allow(dead_code)]
 
@@ -18,6 +19,8 @@ use tsm_core::{
     StorageBackend,
 };
 use tsm_crypto::KeyRing;
+use tsm_kafka_log::files::leader_epoch_checkpoint;
+use tsm_kafka_log::{BatchBuilder, Compression};
 
 /// A deterministic pseudo-random byte generator (xorshift64*), so failures reproduce.
 pub(crate) struct Rng(u64);
@@ -47,41 +50,32 @@ impl Rng {
     }
 }
 
-/// Kafka v2 record batches (magic 2) with JSON-like, compressible payloads, `count`
-/// batches; `codec` is the attributes' compression codec (0 = none, 4 = zstd). The header
-/// layout is Kafka's `DefaultRecordBatch`; records are opaque text (the engine and the
-/// heuristic only walk headers).
+/// Kafka v2 record batches (magic 2, valid CRC32C) of 1-20 JSON-like records each,
+/// `count` batches from offset 0; `codec` 0 writes them uncompressed, 4 zstd-compressed as
+/// a producer with `compression.type=zstd` would.
 pub(crate) fn record_batches(count: usize, codec: i16, seed: u64) -> Vec<u8> {
+    const TS: i64 = 1_700_000_000_000;
+    let compression = match codec {
+        4 => Compression::Zstd { level: 3 },
+        _ => Compression::None,
+    };
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     let mut offset = 0i64;
-    for b in 0..count {
+    for _ in 0..count {
         let records = 1 + rng.below(20) as i32;
-        let mut payload = String::new();
+        let mut batch = BatchBuilder::new(offset, TS).with_compression(compression);
         for r in 0..records {
-            payload.push_str(&format!(
+            let value = format!(
                 "{{\"id\":{},\"user\":\"user-{}\",\"event\":\"click\",\"ts\":{}}}",
                 offset + i64::from(r),
                 rng.below(1000),
                 1_700_000_000_000u64 + rng.below(100_000)
-            ));
+            );
+            batch.push(TS, None, value.as_bytes());
         }
-        let body_len = 4 + 1 + 4 + 2 + 4 + 8 + 8 + 8 + 2 + 4 + 4 + payload.len();
-        out.extend_from_slice(&offset.to_be_bytes());
-        out.extend_from_slice(&(body_len as i32).to_be_bytes());
-        out.extend_from_slice(&0i32.to_be_bytes()); // partition leader epoch
-        out.push(2); // magic
-        out.extend_from_slice(&(b as u32).to_be_bytes()); // crc (not checked here)
-        out.extend_from_slice(&codec.to_be_bytes()); // attributes
-        out.extend_from_slice(&(records - 1).to_be_bytes()); // last offset delta
-        out.extend_from_slice(&1_700_000_000_000i64.to_be_bytes());
-        out.extend_from_slice(&1_700_000_000_000i64.to_be_bytes());
-        out.extend_from_slice(&(-1i64).to_be_bytes()); // producer id
-        out.extend_from_slice(&(-1i16).to_be_bytes());
-        out.extend_from_slice(&(-1i32).to_be_bytes());
-        out.extend_from_slice(&records.to_be_bytes());
-        out.extend_from_slice(payload.as_bytes());
-        offset += i64::from(records);
+        offset = batch.last_offset() + 1;
+        out.extend_from_slice(&batch.finish().expect("record batch"));
     }
     out
 }
@@ -211,7 +205,7 @@ pub(crate) fn segment(dir: &Path, log: Vec<u8>, with_txn: bool, seed: u64) -> Se
     let time = sized(12, 0, 64);
     let snapshot = sized(1, 0, 300);
     let txn = sized(34, 1, 4);
-    let epoch = b"0\n2\n0 0\n3 1000\n".to_vec();
+    let epoch = leader_epoch_checkpoint(&[(0, 0), (3, 1000)]);
     let data = LogSegmentData {
         log_segment: write("00000000000000001000.log", &log),
         offset_index: write("00000000000000001000.index", &offset),

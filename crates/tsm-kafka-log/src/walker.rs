@@ -1,26 +1,20 @@
-//! A streaming walker over Kafka v2 record batches (the `.log` format; Kafka's
-//! `DefaultRecordBatch`): checks each batch's magic, length, CRC32C (Castagnoli, over the
-//! bytes from `attributes` to the end of the batch) and that offsets increase.
+//! A streaming check of a `.log` file's v2 record batches: each batch's magic, length,
+//! CRC32C (over the bytes from `attributes` to the end of the batch, as Kafka's
+//! `DefaultRecordBatch.ensureValid` checks it) and that offsets increase.
 //!
-//! Input: the restored segment bytes in pieces of any size ([`BatchWalker::push`]).
+//! Input: the segment bytes in pieces of any size ([`BatchWalker::push`]), e.g. as they
+//! are restored from a store. Output: a [`BatchSummary`] or the first [`BatchProblem`].
 //! Memory: one 61-byte header buffer plus the CRC state; batch bodies are never held.
-//!
-//! Header layout (bytes): baseOffset i64 @0, batchLength i32 @8 (bytes after this field),
-//! partitionLeaderEpoch i32 @12, magic i8 @16, crc u32 @17, attributes i16 @21,
-//! lastOffsetDelta i32 @23, baseTimestamp i64 @27, maxTimestamp i64 @35, producerId i64
-//! @43, producerEpoch i16 @51, baseSequence i32 @53, recordCount i32 @57; 61 bytes.
+//! Layout: [`crate::batch`].
 
-/// Size of a v2 batch header (bytes).
-pub(crate) const HEADER_LEN: usize = 61;
-/// Bytes of the header before `batchLength` counts (baseOffset + batchLength).
-const LOG_OVERHEAD: u64 = 12;
-/// Offset of `attributes`, where the CRC32C starts.
-const CRC_START: usize = 21;
+use crate::batch::{
+    BatchFields, CRC_OFFSET, CRC_START, HEADER_LEN, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2,
+};
 
 /// What is wrong at a place in the log.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct BatchProblem {
-    /// Byte position of the batch in the restored segment.
+pub struct BatchProblem {
+    /// Byte position of the batch in the log.
     pub position: u64,
     /// What is wrong.
     pub detail: String,
@@ -28,7 +22,7 @@ pub(crate) struct BatchProblem {
 
 /// Totals of a walk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct BatchSummary {
+pub struct BatchSummary {
     /// Batches seen.
     pub batches: u64,
     /// Records according to the batch headers.
@@ -44,7 +38,7 @@ pub(crate) struct BatchSummary {
 /// Walks batches as bytes arrive; stops at the first structural problem (after which
 /// batch boundaries are unknown).
 #[derive(Debug, Default)]
-pub(crate) struct BatchWalker {
+pub struct BatchWalker {
     position: u64,
     header: Vec<u8>,
     /// Body bytes still to feed into the CRC of the current batch.
@@ -58,12 +52,12 @@ pub(crate) struct BatchWalker {
 
 impl BatchWalker {
     /// A walker at position 0.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self::default()
     }
 
     /// Feeds the next bytes of the log.
-    pub(crate) fn push(&mut self, mut data: &[u8]) {
+    pub fn push(&mut self, mut data: &[u8]) {
         while !data.is_empty() && self.problem.is_none() {
             if self.remaining > 0 {
                 let n = usize::try_from(self.remaining)
@@ -99,12 +93,13 @@ impl BatchWalker {
     fn start_batch(&mut self) {
         let h = std::mem::take(&mut self.header);
         self.batch_start = self.position - HEADER_LEN as u64;
-        let i64_at = |p: usize| i64::from_be_bytes(h[p..p + 8].try_into().unwrap_or([0; 8]));
-        let i32_at = |p: usize| i32::from_be_bytes(h[p..p + 4].try_into().unwrap_or([0; 4]));
-        let base = i64_at(0);
-        let length = i32_at(8);
-        let magic = h[16];
-        if magic != 2 {
+        let Some(fields) = BatchFields::read(&h) else {
+            return self.fail("internal: a short batch header".into());
+        };
+        let base = fields.base_offset;
+        let length = i32::from_be_bytes([h[8], h[9], h[10], h[11]]);
+        let magic = h[MAGIC_OFFSET];
+        if magic != MAGIC_V2 {
             return self.fail(format!(
                 "batch at base offset {base}: magic {magic}, expected 2 (v2 record batch)"
             ));
@@ -115,28 +110,33 @@ impl BatchWalker {
                 "batch at base offset {base}: batchLength {length} is shorter than a header"
             ));
         }
-        let last = base.saturating_add(i64::from(i32_at(23)));
-        if let Some(prev) = self.summary.last_offset
-            && base <= prev
-        {
-            return self.fail(format!(
-                "batch base offset {base} does not follow the previous batch's last \
-                 offset {prev}"
-            ));
+        let last = fields.last_offset();
+        if let Some(prev) = self.summary.last_offset {
+            if base <= prev {
+                return self.fail(format!(
+                    "batch base offset {base} does not follow the previous batch's last \
+                     offset {prev}"
+                ));
+            }
         }
         if last < base {
             return self.fail(format!(
                 "batch at base offset {base}: negative lastOffsetDelta"
             ));
         }
-        self.expected_crc = u32::from_be_bytes(h[17..21].try_into().unwrap_or([0; 4]));
+        self.expected_crc = u32::from_be_bytes([
+            h[CRC_OFFSET],
+            h[CRC_OFFSET + 1],
+            h[CRC_OFFSET + 2],
+            h[CRC_OFFSET + 3],
+        ]);
         self.crc = crc32c::crc32c(&h[CRC_START..]);
         self.remaining = total as u64 - HEADER_LEN as u64;
         let s = &mut self.summary;
         s.first_offset.get_or_insert(base);
         s.last_offset = Some(last);
-        s.records += u64::try_from(i32_at(57)).unwrap_or(0);
-        let max_ts = i64_at(35);
+        s.records += u64::try_from(fields.record_count).unwrap_or(0);
+        let max_ts = fields.max_timestamp;
         s.max_timestamp_ms = Some(s.max_timestamp_ms.map_or(max_ts, |m| m.max(max_ts)));
         if self.remaining == 0 {
             self.end_batch();
@@ -156,7 +156,7 @@ impl BatchWalker {
     }
 
     /// Ends the walk: a partial batch at the end is a problem.
-    pub(crate) fn finish(mut self) -> Result<BatchSummary, BatchProblem> {
+    pub fn finish(mut self) -> Result<BatchSummary, BatchProblem> {
         if self.problem.is_none() && (!self.header.is_empty() || self.remaining > 0) {
             self.batch_start = if self.header.is_empty() {
                 self.batch_start
@@ -176,40 +176,25 @@ impl BatchWalker {
 }
 
 #[cfg(test)]
-/// Kafka v2 record batches with valid CRCs: `count` batches of 1-5 opaque records each,
-/// offsets from `base`, for `tsm copy` tests and `tsm verify` tests.
-pub(crate) fn make_batches(count: usize, base: i64, payload_len: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut offset = base;
-    for b in 0..count {
-        let records = 1 + (b % 5) as i32;
-        let payload: Vec<u8> = (0..payload_len).map(|i| (i * 31 + b) as u8).collect();
-        let length = (HEADER_LEN as u64 - LOG_OVERHEAD) as usize + payload.len();
-        let start = out.len();
-        out.extend_from_slice(&offset.to_be_bytes());
-        out.extend_from_slice(&(length as i32).to_be_bytes());
-        out.extend_from_slice(&0i32.to_be_bytes());
-        out.push(2);
-        out.extend_from_slice(&0u32.to_be_bytes());
-        out.extend_from_slice(&0i16.to_be_bytes());
-        out.extend_from_slice(&(records - 1).to_be_bytes());
-        out.extend_from_slice(&1_700_000_000_000i64.to_be_bytes());
-        out.extend_from_slice(&(1_700_000_000_000i64 + b as i64).to_be_bytes());
-        out.extend_from_slice(&(-1i64).to_be_bytes());
-        out.extend_from_slice(&(-1i16).to_be_bytes());
-        out.extend_from_slice(&(-1i32).to_be_bytes());
-        out.extend_from_slice(&records.to_be_bytes());
-        out.extend_from_slice(&payload);
-        let crc = crc32c::crc32c(&out[start + CRC_START..]);
-        out[start + 17..start + 21].copy_from_slice(&crc.to_be_bytes());
-        offset += i64::from(records);
-    }
-    out
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::{BatchBuilder, batches};
+
+    /// `count` batches of 1-5 records of `payload_len`-byte values, offsets from `base`.
+    fn make_batches(count: usize, base: i64, payload_len: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut offset = base;
+        for b in 0..count {
+            let mut batch = BatchBuilder::new(offset, 1_700_000_000_000 + b as i64);
+            for _ in 0..1 + b % 5 {
+                let value: Vec<u8> = (0..payload_len).map(|i| (i * 31 + b) as u8).collect();
+                batch.push(1_700_000_000_000 + b as i64, None, &value);
+            }
+            offset = batch.last_offset() + 1;
+            out.extend_from_slice(&batch.finish().expect("batch"));
+        }
+        out
+    }
 
     fn walk(data: &[u8], piece: usize) -> Result<BatchSummary, BatchProblem> {
         let mut w = BatchWalker::new();
@@ -225,7 +210,9 @@ mod tests {
         for piece in [1, 7, 61, 100, data.len()] {
             let s = walk(&data, piece).expect("valid");
             assert_eq!(s.batches, 20);
+            assert_eq!(s.records, (0..20).map(|b| 1 + b % 5).sum::<u64>());
             assert_eq!(s.first_offset, Some(100));
+            assert_eq!(s.max_timestamp_ms, Some(1_700_000_000_019));
         }
         assert_eq!(walk(&[], 1).expect("empty").batches, 0);
     }
@@ -242,6 +229,10 @@ mod tests {
         twice.extend_from_slice(&data);
         let e = walk(&twice, 4096).unwrap_err();
         assert!(e.detail.contains("does not follow"), "{e:?}");
+        let mut magic = data.clone();
+        magic[MAGIC_OFFSET] = 1;
+        let e = walk(&magic, 4096).unwrap_err();
+        assert!(e.detail.contains("magic 1"), "{e:?}");
     }
 
     proptest::proptest! {
@@ -261,11 +252,10 @@ mod tests {
             count in 1usize..10, payload in 0usize..200, pick in 0usize..10_000, bit in 0u8..8,
         ) {
             let mut data = make_batches(count, 0, payload);
-            let batch_len = HEADER_LEN + payload;
-            let batch = pick % count;
+            let (start, h) = batches(&data).nth(pick % count).expect("batch");
             // CRC field and everything it covers: bytes 17.. of the batch.
-            let within = 17 + (pick / count) % (batch_len - 17);
-            data[batch * batch_len + within] ^= 1 << bit;
+            let within = CRC_OFFSET + (pick / count) % (h.size - CRC_OFFSET);
+            data[start + within] ^= 1 << bit;
             proptest::prop_assert!(walk(&data, 64).is_err());
         }
     }
