@@ -975,17 +975,17 @@ impl StorageBackend for ConcurrentGets {
     async fn upload(
         &self,
         key: &ObjectKey,
-        body: tsm_core::backend::ByteStream,
+        body: tsm_storage::ByteStream,
         size: Option<u64>,
-    ) -> Result<u64, tsm_core::backend::BackendError> {
+    ) -> Result<u64, tsm_storage::BackendError> {
         self.inner.upload(key, body, size).await
     }
 
     async fn fetch(
         &self,
         key: &ObjectKey,
-        range: Option<tsm_core::backend::ByteRange>,
-    ) -> Result<tsm_core::backend::ByteStream, tsm_core::backend::BackendError> {
+        range: Option<tsm_storage::ByteRange>,
+    ) -> Result<tsm_storage::ByteStream, tsm_storage::BackendError> {
         if !key.as_str().ends_with(".log") {
             return self.inner.fetch(key, range).await;
         }
@@ -1001,11 +1001,11 @@ impl StorageBackend for ConcurrentGets {
             .boxed())
     }
 
-    async fn delete(&self, keys: &[ObjectKey]) -> Result<(), tsm_core::backend::BackendError> {
+    async fn delete(&self, keys: &[ObjectKey]) -> Result<(), tsm_storage::BackendError> {
         self.inner.delete(keys).await
     }
 
-    fn list(&self, prefix: &ObjectKey) -> tsm_core::backend::ListStream {
+    fn list(&self, prefix: &ObjectKey) -> tsm_storage::ListStream {
         self.inner.list(prefix)
     }
 }
@@ -1057,7 +1057,7 @@ async fn a_lagging_consumer_keeps_several_gets_in_flight() {
         max: max.clone(),
     });
     let registry = tsm_core::metrics::MetricsRegistry::new();
-    let backend = tsm_core::backend::layers::layered(counting, None, &registry);
+    let backend = tsm_storage::layers::layered(counting, None, &registry);
     let mut opts = tsm_core::engine::EngineOptions::new(CHUNK as u32);
     opts.key_prefix = KEY_PREFIX.into();
     let engine = RemoteStorageManager::with_registry(backend, opts, registry);

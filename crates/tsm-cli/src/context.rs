@@ -85,7 +85,7 @@ impl Context {
 /// anything). A root that exists but is not a usable directory, or cannot be examined, is
 /// left to the backend, which reports it naming the key.
 fn check_filesystem_root(config: &RsmConfig) -> CliResult {
-    if config.backend.name != tsm_core::backend::filesystem::KIND.name {
+    if config.backend.name != tsm_storage::filesystem::KIND.name {
         return Ok(());
     }
     // Absent: the backend reports `storage.root=<missing>`.

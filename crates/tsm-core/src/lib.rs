@@ -12,9 +12,9 @@
 //! Facts: `shared/reference/object-format-v1.md` (format) and
 //! `shared/reference/kafka-rsm-contract.md` (what the broker does with the plugin).
 
-/// The storage abstraction (the tsm-storage crate): [`StorageBackend`], object keys, byte
-/// ranges, the filesystem and memory backends, the wrappers, the contract suite.
-pub use tsm_storage as backend;
+// The storage abstraction (the tsm-storage crate) under the short name the engine's modules use
+// (`crate::backend::...`); users of the engine name `tsm_storage` themselves.
+use tsm_storage as backend;
 /// Counters and latency histograms (tsm-storage's, shared by the engine and the backends).
 pub use tsm_storage::metrics;
 

@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use tsm_core::backend::filesystem::KIND as FS;
 use tsm_core::config::{
     BackendKind, CONFIG_KEYS, ChunkCacheKind, ConfigError, ConfigKeyDoc, CustomMetadataField,
     KeyFiles, RsmConfig,
 };
+use tsm_storage::filesystem::KIND as FS;
 
 static SECRET_KIND: BackendKind = BackendKind {
     name: "s3",

@@ -505,7 +505,7 @@ async fn engine_configure_from_broker_properties() {
     .map(|(k, v)| (k.to_string(), v))
     .collect();
     let engine =
-        tsm_core::RemoteStorageManager::configure(props, &[&tsm_core::backend::filesystem::KIND])
+        tsm_core::RemoteStorageManager::configure(props, &[&tsm_storage::filesystem::KIND])
             .await
             .expect("configure");
     assert_eq!(engine.options().chunk_size, 333);
@@ -545,7 +545,7 @@ async fn engine_configure_from_broker_properties() {
     ]
     .into_iter()
     .collect();
-    let e = tsm_core::RemoteStorageManager::configure(bad, &[&tsm_core::backend::filesystem::KIND])
+    let e = tsm_core::RemoteStorageManager::configure(bad, &[&tsm_storage::filesystem::KIND])
         .await
         .expect_err("bad chunk.size");
     assert!(e.to_string().contains("chunk.size"), "{e}");

@@ -8,9 +8,9 @@ mod engine_support;
 use std::sync::Arc;
 
 use engine_support::*;
-use tsm_core::backend::fault::{Fault, FaultInjectingBackend, Op};
 use tsm_core::engine::CompressionMode;
 use tsm_core::{RemoteStorageManager, StorageBackend};
+use tsm_storage::fault::{Fault, FaultInjectingBackend, Op};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_failed_upload_of_any_object_cleans_up() {

@@ -13,10 +13,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use engine_support::*;
 use futures::{StreamExt, TryStreamExt, stream};
-use tsm_core::backend::fault::{Fault, FaultInjectingBackend, Op};
 use tsm_core::engine::CompressionMode;
 use tsm_core::engine::lifecycle::Deadlines;
 use tsm_core::{IndexType, ObjectKey, RemoteStorageManager, RsmError, StorageBackend};
+use tsm_storage::fault::{Fault, FaultInjectingBackend, Op};
 
 /// Far longer than any deadline below.
 const HANG: Duration = Duration::from_secs(3600);

@@ -19,17 +19,17 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use engine_support::*;
 use futures::StreamExt;
-use tsm_core::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey};
 use tsm_core::engine::{CompressionMode, EngineOptions};
 use tsm_core::metrics::MetricsRegistry;
 use tsm_core::{RemoteStorageManager, StorageBackend};
+use tsm_storage::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey};
 
 const MIB: u64 = 1 << 20;
 
 /// An engine over `world`'s filesystem backend with the metrics wrapper.
 fn metered(world: &World, opts: EngineOptions) -> RemoteStorageManager {
     let registry = MetricsRegistry::new();
-    let backend = tsm_core::backend::layers::layered(world.backend.clone(), None, &registry);
+    let backend = tsm_storage::layers::layered(world.backend.clone(), None, &registry);
     RemoteStorageManager::with_registry(backend, opts, registry)
 }
 

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine_support::*;
-use tsm_core::backend::fault::{Fault, FaultInjectingBackend, Op};
 use tsm_core::cache::{Bound, ChunkCache};
 use tsm_core::engine::CompressionMode;
 use tsm_core::metrics::MetricsRegistry;
 use tsm_core::{IndexType, RemoteStorageManager, RsmError, StorageBackend};
+use tsm_storage::fault::{Fault, FaultInjectingBackend, Op};
 
 /// Far longer than any timeout below: if a bound is not enforced the call succeeds after
 /// the stall and the test fails on `expect_err`.

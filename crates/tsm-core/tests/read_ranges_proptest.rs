@@ -19,9 +19,9 @@ use futures::StreamExt;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use tsm_codec::ChunkIndex;
-use tsm_core::backend::ByteRange;
 use tsm_core::engine::CompressionMode;
 use tsm_core::engine::ranges::{PlanSizes, chunk_plan, plain_plan, split};
+use tsm_storage::ByteRange;
 
 fn contiguous(parts: &[ByteRange], start: u64, last: u64) -> Result<(), TestCaseError> {
     prop_assert!(!parts.is_empty());

@@ -2,7 +2,7 @@
 //! instance, its operations and its open streams (each holds an `Arc<InstanceRuntime>`); it shuts down
 //! when the last of them is gone, so `close()` during in-flight calls never pulls the
 //! runtime from under them. Before it stops it waits, at most `tsm.close.timeout.ms`, for
-//! compensations still running (`tsm_core::backend::compensation`: the delete of a copy
+//! compensations still running (`tsm_storage::compensation`: the delete of a copy
 //! cancelled by a thread interrupt, a multipart abort), which a plain shutdown would kill.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -85,9 +85,9 @@ impl Drop for InstanceRuntime {
         if let Some(rt) = self.runtime.take() {
             // Clean-up spawned by cancelled calls finishes first (bounded); a drop on a
             // runtime thread cannot block, and skips the wait.
-            if Handle::try_current().is_err() && tsm_core::backend::compensation::pending() > 0 {
+            if Handle::try_current().is_err() && tsm_storage::compensation::pending() > 0 {
                 let limit = Duration::from_millis(self.drain_timeout_ms.load(Ordering::Relaxed));
-                rt.block_on(tsm_core::backend::compensation::wait_idle(limit));
+                rt.block_on(tsm_storage::compensation::wait_idle(limit));
             }
             // Never blocks, and is allowed from any thread.
             rt.shutdown_background();

@@ -22,9 +22,9 @@ use std::collections::BTreeMap;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::{Layer, SubscriberExt};
 use tsm_backend_s3::S3Backend;
-use tsm_core::backend::{ByteRange, ObjectKey, StorageBackend};
 use tsm_core::config::{LogConfig, StorageConfig};
 use tsm_jni::logging;
+use tsm_storage::{ByteRange, ObjectKey, StorageBackend};
 
 mod common;
 use common::{Capture, collect_while};
@@ -61,7 +61,7 @@ fn server() -> Option<BTreeMap<String, String>> {
     Some(m)
 }
 
-fn body(data: Vec<u8>) -> tsm_core::backend::ByteStream {
+fn body(data: Vec<u8>) -> tsm_storage::ByteStream {
     futures::stream::iter(
         data.chunks(1 << 20)
             .map(|c| Ok(Bytes::copy_from_slice(c)))

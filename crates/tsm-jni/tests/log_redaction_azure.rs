@@ -22,9 +22,9 @@ use tracing_subscriber::layer::{Layer, SubscriberExt};
 use tsm_backend_azure::AzureBackend;
 use tsm_backend_azure::config::{AZURITE_ACCOUNT, AZURITE_KEY};
 use tsm_backend_azure::sas::{AccountKey, blob_account_sas};
-use tsm_core::backend::{ObjectKey, StorageBackend};
 use tsm_core::config::{LogConfig, StorageConfig};
 use tsm_jni::logging;
+use tsm_storage::{ObjectKey, StorageBackend};
 
 mod common;
 use common::{Capture, collect_while};
@@ -51,7 +51,7 @@ fn build(m: BTreeMap<String, String>) -> AzureBackend {
     AzureBackend::from_storage_config(&StorageConfig::new(m)).expect("Azure backend")
 }
 
-fn body(data: &[u8]) -> tsm_core::backend::ByteStream {
+fn body(data: &[u8]) -> tsm_storage::ByteStream {
     futures::stream::iter(vec![Ok(Bytes::copy_from_slice(data))]).boxed()
 }
 

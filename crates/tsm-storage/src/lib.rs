@@ -15,7 +15,7 @@
 //! ([`metrics::MetricsRegistry`], which the engine shares for its own metrics), and the
 //! contract suite every backend's tests run (`contract`, behind the feature `contract-tests`).
 //!
-//! Inside tsm-core this crate is `tsm_core::backend` (a re-export).
+//! The engine (tsm-core) and the plugin, the operator tool and the bench use it by its own name.
 
 mod error;
 mod key;

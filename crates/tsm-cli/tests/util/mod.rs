@@ -169,7 +169,7 @@ impl World {
         start: i64,
         batches_n: usize,
     ) -> Written {
-        let fs = &tsm_core::backend::filesystem::KIND;
+        let fs = &tsm_storage::filesystem::KIND;
         self.write_segment_with(fs, topic, partition, start, batches_n)
     }
 

@@ -12,7 +12,6 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use futures::TryStreamExt;
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
-use tsm_core::backend::filesystem::FilesystemBackend;
 use tsm_core::engine::{CompressionMode, EngineOptions};
 use tsm_core::{
     IndexType, KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata, RemoteStorageManager, RsmError,
@@ -21,6 +20,7 @@ use tsm_core::{
 use tsm_crypto::KeyRing;
 use tsm_kafka_log::files::leader_epoch_checkpoint;
 use tsm_kafka_log::{BatchBuilder, Compression};
+use tsm_storage::filesystem::FilesystemBackend;
 
 /// A deterministic pseudo-random byte generator (xorshift64*), so failures reproduce.
 pub(crate) struct Rng(u64);
