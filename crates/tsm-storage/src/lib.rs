@@ -122,4 +122,5 @@ pub mod filesystem;
 pub mod layers;
 pub mod memory;
 pub mod metered;
+pub mod multipart;
 pub mod rate_limit;
