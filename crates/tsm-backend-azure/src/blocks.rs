@@ -1,6 +1,6 @@
 //! Upload of one object as a block blob, from a [`ByteStream`] of unknown item sizes,
-//! driven by the shared writer [`tsm_storage::multipart`] ([`BlockTarget`] and
-//! [`BlockUpload`] here send the Azure requests and name container, blob and block in
+//! driven by the shared writer [`tsm_storage::multipart`] (`BlockTarget` and
+//! `BlockUpload` here send the Azure requests and name container, blob and block in
 //! their errors).
 //!
 //! - Up to `azure.upload.block.size` bytes (including 0 and exactly one block): one Put
@@ -265,7 +265,10 @@ mod tests {
     fn upload_buffers_are_the_writers_bound() {
         let client = unreachable();
         let l = limits(&client.cfg);
-        assert_eq!((l.part_size, l.parts_in_flight, l.max_parts), (102_400, 2, 50_000));
+        assert_eq!(
+            (l.part_size, l.parts_in_flight, l.max_parts),
+            (102_400, 2, 50_000)
+        );
         let backend = crate::AzureBackend {
             client: std::sync::Arc::new(client),
         };

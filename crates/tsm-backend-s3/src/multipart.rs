@@ -3,7 +3,7 @@
 //! shared writer [`tsm_storage::multipart`].
 //!
 //! Data flow: the caller's [`ByteStream`] -> the shared writer cuts it into part-size
-//! buffers and bounds the parts in flight -> [`S3Target`] / [`S3Upload`] here send the S3
+//! buffers and bounds the parts in flight -> `S3Target` / `S3Upload` here send the S3
 //! requests (each UploadPart in its own tokio task) and name bucket, endpoint, key and part
 //! in their errors -> the ETags, in order, complete the upload.
 //!
@@ -19,7 +19,7 @@
 //! parts are left behind and nothing becomes visible. If the upload future is dropped
 //! instead, the writer cancels the part tasks and spawns the AbortMultipartUpload (a
 //! compensation: the plugin's close waits for it). A CreateMultipartUpload whose answer
-//! never came (cut by the engine's deadline) leaves no id to abort: [`CreateGuard`] then
+//! never came (cut by the engine's deadline) leaves no id to abort: `CreateGuard` then
 //! lists the key's uploads and aborts them. An abort that itself fails (server
 //! unreachable) is logged with the upload id; a bucket lifecycle rule
 //! `AbortIncompleteMultipartUpload` cleans such leftovers (see the crate README).
@@ -392,7 +392,10 @@ mod tests {
             text.contains("UploadPart task failed on bucket my-bucket at http://127.0.0.1:1"),
             "{text}"
         );
-        assert!(text.contains("(part #3)") && text.contains(key.as_str()), "{text}");
+        assert!(
+            text.contains("(part #3)") && text.contains(key.as_str()),
+            "{text}"
+        );
     }
 
     /// More than 10,000 parts with a known size: refused before any request (nothing

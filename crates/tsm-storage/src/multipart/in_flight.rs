@@ -34,7 +34,10 @@ impl<P: Send + 'static> InFlight<P> {
 
     /// Collects the parts that have finished, without waiting; the first failure is
     /// returned.
-    pub(super) fn reap_ready<T: MultipartTarget>(&mut self, target: &T) -> Result<(), BackendError> {
+    pub(super) fn reap_ready<T: MultipartTarget>(
+        &mut self,
+        target: &T,
+    ) -> Result<(), BackendError> {
         while let Some(joined) = self.tasks.try_join_next_with_id() {
             self.record(target, joined)?;
         }

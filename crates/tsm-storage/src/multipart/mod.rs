@@ -15,8 +15,8 @@
 //! once.
 //!
 //! # Memory
-//! One upload holds at most [`PartLimits::buffer_bytes`] = part size x (parts in flight +
-//! 1) bytes of its own: up to `parts_in_flight` parts being uploaded and one part being
+//! One upload holds at most [`PartLimits::buffer_bytes`] bytes of its own, part size x
+//! (parts in flight + 1): up to `parts_in_flight` parts being uploaded and one part being
 //! filled (read while the others upload; it waits for a free slot once full). Beyond that
 //! it holds only the unconsumed rest of the one body item it is cutting, which the caller
 //! produced (the engine counts it as its "chunk being cut"). A part's buffer is released

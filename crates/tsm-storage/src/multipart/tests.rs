@@ -301,7 +301,13 @@ async fn reading_stops_at_the_buffer_bound_and_a_dropped_upload_is_aborted() {
 
 #[tokio::test]
 async fn one_part_or_less_is_one_request() {
-    for (len, size) in [(0, Some(0)), (0, None), (7, None), (10, Some(10)), (10, None)] {
+    for (len, size) in [
+        (0, Some(0)),
+        (0, None),
+        (7, None),
+        (10, Some(10)),
+        (10, None),
+    ] {
         let store = Store::new(10, 2, 1_000);
         let body = data(len);
         let n = upload(&store, store.body(&body, &[3], false), size)
@@ -321,8 +327,13 @@ async fn too_many_parts_with_a_known_size_is_refused_before_reading() {
         panic!("the body must not be read when the upload is refused")
     })
     .boxed();
-    let e = upload(&store, poisoned, Some(51)).await.expect_err("refused");
-    assert!(e.to_string().contains("too many parts (size Some(51))"), "{e}");
+    let e = upload(&store, poisoned, Some(51))
+        .await
+        .expect_err("refused");
+    assert!(
+        e.to_string().contains("too many parts (size Some(51))"),
+        "{e}"
+    );
     assert_eq!(store.record().starts, 0);
     // 50 bytes are 5 parts: allowed.
     let n = upload(&store, store.body(&data(50), &[7], false), Some(50))
@@ -451,7 +462,10 @@ fn limits() {
         max_parts: 3,
     };
     assert_eq!(l.buffer_bytes(), 50);
-    assert_eq!((l.parts_for(0), l.parts_for(10), l.parts_for(11)), (0, 1, 2));
+    assert_eq!(
+        (l.parts_for(0), l.parts_for(10), l.parts_for(11)),
+        (0, 1, 2)
+    );
     let zero = PartLimits {
         part_size: 0,
         parts_in_flight: 0,

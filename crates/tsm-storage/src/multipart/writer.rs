@@ -130,7 +130,10 @@ impl<U: MultipartUpload> Armed<U> {
     /// abort returned, so a caller dropped meanwhile still spawns it from `Drop`.
     async fn abort(&mut self) {
         if let Some(abort) = self.upload.abort() {
-            if tokio::time::timeout(ABORT_TIMEOUT, abort.work).await.is_err() {
+            if tokio::time::timeout(ABORT_TIMEOUT, abort.work)
+                .await
+                .is_err()
+            {
                 tracing::warn!(
                     what = %abort.what,
                     "abort timed out: what is left stays until the store expires unfinished \
