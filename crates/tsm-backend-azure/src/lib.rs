@@ -11,8 +11,9 @@
 //! - Auth ([`config::Auth`]): account key (signs short-lived account SAS tokens, [`sas`]),
 //!   SAS token, connection string, else Entra ID ([`credential`]).
 //! - Upload ([`blocks`]): one Put Blob up to the block size, else staged blocks uploaded
-//!   concurrently and committed as a block list; memory at most block size x (blocks in
-//!   flight + 1); more than 50,000 blocks refused up front.
+//!   concurrently and committed as a block list, driven by the shared writer of
+//!   `tsm_storage::multipart`; memory at most block size x (blocks in flight + 1); more
+//!   than 50,000 blocks refused up front.
 //! - Fetch ([`client::AzureClient::download`]): Get Blob with `x-ms-range`, streamed as it
 //!   arrives; Azurite's range deviations are guarded.
 //! - Delete: one Delete Blob per key, 16 at a time; missing blobs are success.
@@ -139,12 +140,11 @@ impl StorageBackend for AzureBackend {
         self.client.list(prefix)
     }
 
-    /// Block buffers of one upload: block size x blocks in flight (plus the block being
-    /// filled).
+    /// Block buffers of one upload, as the shared writer holds them: block size x (blocks
+    /// in flight + 1), the blocks in flight and the one being read
+    /// ([`tsm_storage::multipart::PartLimits::buffer_bytes`]).
     fn upload_buffer_bytes(&self) -> u64 {
-        let cfg = &self.client.cfg;
-        cfg.block_size
-            .saturating_mul(cfg.blocks_in_flight as u64 + 1)
+        blocks::limits(&self.client.cfg).buffer_bytes()
     }
 }
 

@@ -394,3 +394,72 @@ fn ranged_reads_match_the_model() {
         })
         .expect("ranged reads follow the contract");
 }
+
+/// Requests per body size, counted by the backend's metrics: up to and including one
+/// block is one Put Blob (exactly one block used to be staged and committed); more is one
+/// Put Block per block and one Put Block List. A body shorter than its declared size fails
+/// before the commit and leaves nothing under the name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_block_is_one_put_and_a_size_mismatch_commits_nothing() {
+    let Some(mut settings) = server() else {
+        return;
+    };
+    settings.insert("azure.container.name".into(), container_name("requests"));
+    let registry = tsm_storage::metrics::MetricsRegistry::new();
+    let b = tsm_backend_azure::AzureBackend::from_storage_config(
+        &tsm_storage::config::StorageConfig::new(settings).with_metrics(&registry),
+    )
+    .expect("build");
+    b.client().create_container().await.expect("container");
+    let count = |kind: &str| {
+        registry
+            .snapshot()
+            .counter(&format!("client.azure.{kind}.requests"))
+    };
+    let one = ObjectKey::plain("r/one.log");
+    let d = data(BLOCK, 5);
+    b.upload(&one, body(&d, 7777), None).await.expect("upload");
+    assert_eq!(get(&b, &one).await, d);
+    assert_eq!(
+        (
+            count("blob-upload"),
+            count("block-upload"),
+            count("block-list-upload")
+        ),
+        (1, 0, 0)
+    );
+    let two = ObjectKey::plain("r/two.log");
+    let d = data(BLOCK + 1, 6);
+    b.upload(&two, body(&d, 7777), Some(d.len() as u64))
+        .await
+        .expect("upload");
+    assert_eq!(get(&b, &two).await, d);
+    assert_eq!(
+        (
+            count("blob-upload"),
+            count("block-upload"),
+            count("block-list-upload")
+        ),
+        (1, 2, 1)
+    );
+
+    let short = ObjectKey::plain("r/short.log");
+    let d = data(2 * BLOCK + 9, 7);
+    let err = b
+        .upload(&short, body(&d, 7777), Some(d.len() as u64 + 1))
+        .await
+        .expect_err("size mismatch");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("size was given as") && msg.contains("r/short.log"),
+        "{msg}"
+    );
+    assert_eq!(count("block-list-upload"), 1, "no commit");
+    assert!(
+        b.fetch(&short, None)
+            .await
+            .err()
+            .expect("absent")
+            .is_not_found()
+    );
+}

@@ -8,7 +8,8 @@
 //! [`config::KEYS`].
 //!
 //! - Upload ([`multipart`]): one PutObject up to the part size, else a multipart upload
-//!   with concurrent parts; memory at most part size x parts in flight.
+//!   with concurrent parts, driven by the shared writer of `tsm_storage::multipart`;
+//!   memory at most part size x (parts in flight + 1).
 //! - Fetch ([`client::S3Client::get_object`]): GetObject with an HTTP `Range`, streamed as
 //!   it arrives.
 //! - Delete: DeleteObjects, 1000 keys per request; per-key errors are failures.
@@ -143,10 +144,10 @@ impl StorageBackend for S3Backend {
         self.client.list(prefix)
     }
 
-    /// Part buffers of one multipart upload: `multipart.upload.part.size` x
-    /// `multipart.upload.parts.in.flight` (plus the part being filled).
+    /// Part buffers of one multipart upload, as the shared writer holds them:
+    /// `multipart.upload.part.size` x (`multipart.upload.parts.in.flight` + 1), the parts
+    /// in flight and the one being read ([`tsm_storage::multipart::PartLimits::buffer_bytes`]).
     fn upload_buffer_bytes(&self) -> u64 {
-        let cfg = &self.client.cfg;
-        cfg.part_size.saturating_mul(cfg.parts_in_flight as u64 + 1)
+        multipart::limits(&self.client.cfg).buffer_bytes()
     }
 }

@@ -46,8 +46,9 @@ async fn server_stopped_during_multipart_upload() {
     let k = ObjectKey::plain("t-0/00000000000000000042-fault.log");
     let bytes = Arc::new(data(3 * PART + 77, 7));
 
-    // Body: two whole parts, then (when the uploader asks for more, i.e. after parts 1
-    // and 2 are stored: one part in flight) the server is stopped, then the rest.
+    // Body: two whole parts, then (when the uploader asks for more, i.e. after part 1 is
+    // stored and while part 2 is in flight: one part in flight, the next one read) the
+    // server is stopped, then the rest.
     let stopped = Arc::new(AtomicBool::new(false));
     let head = vec![
         Ok(Bytes::copy_from_slice(&bytes[..PART])),

@@ -1,11 +1,11 @@
 //! Compensations: the clean-up work a failed or cancelled call leaves to run after it is
-//! gone (delete the objects of an abandoned copy, abort a multipart upload, discard
-//! uncommitted blocks), spawned on the current tokio runtime and counted, so that shutdown
-//! can wait for them instead of killing them with the runtime.
+//! gone (delete the objects of an abandoned copy, abort a multipart upload), spawned on the
+//! current tokio runtime and counted, so that shutdown can wait for them instead of
+//! killing them with the runtime.
 //!
 //! Who spawns: the engine's copy guard (`engine/lifecycle/cleanup.rs`) when a copy future
-//! is dropped, the S3 multipart guard when an upload is dropped. Who waits:
-//! `RemoteStorageManager::shutdown` and the JNI runtime before it stops. Each compensation
+//! is dropped, the multipart writer ([`crate::multipart`]) and S3's unanswered-create guard
+//! when an upload is dropped. Who waits: `RemoteStorageManager::shutdown` and the JNI runtime before it stops. Each compensation
 //! must bound its own remote waits (the engine's deadlines, or [`spawn`]'s `limit`): a
 //! silent store cannot make shutdown hang, only wait for the `tsm.close.timeout.ms` bound.
 //!

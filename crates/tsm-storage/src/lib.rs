@@ -12,7 +12,8 @@
 //! What else a backend needs lives here too: its `storage.*` configuration
 //! ([`config::StorageConfig`], [`config::BackendKind`], [`config::ConfigError`]),
 //! [`config::Secret`] for credential values, the request-metrics registry it counts into
-//! ([`metrics::MetricsRegistry`], which the engine shares for its own metrics), and the
+//! ([`metrics::MetricsRegistry`], which the engine shares for its own metrics), the one
+//! multipart writer of the stores that upload in parts ([`multipart`]: S3, Azure), and the
 //! contract suite every backend's tests run (`contract`, behind the feature `contract-tests`).
 //!
 //! The engine (tsm-core) and the plugin, the operator tool and the bench use it by its own name.
@@ -81,7 +82,7 @@ pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
     ///
     /// `size` is the exact body length when known (lets a backend choose a single PUT);
     /// `None` means unknown. Memory held by the backend must be bounded (multipart part
-    /// size x parts in flight, block size x blocks in flight), never the whole body.
+    /// size x (parts in flight + 1), see [`multipart`]), never the whole body.
     /// On error nothing is visible under `key` that was not there before (or the old
     /// object remains), and any multipart / block / resumable state is aborted.
     async fn upload(
@@ -107,8 +108,9 @@ pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
     /// directory), lazily, page by page.
     fn list(&self, prefix: &ObjectKey) -> ListStream;
 
-    /// Bytes this backend buffers for one upload at most (multipart part size x parts in
-    /// flight, block size x blocks in flight, resumable chunk); 0 when it streams. The
+    /// Bytes this backend buffers for one upload at most (multipart part size x (parts in
+    /// flight + 1), [`multipart::PartLimits::buffer_bytes`]; a resumable chunk); 0 when it
+    /// streams. The
     /// engine reserves it from its memory budget for each copy
     /// (`engine/lifecycle/budget.rs`).
     fn upload_buffer_bytes(&self) -> u64 {
@@ -122,4 +124,5 @@ pub mod filesystem;
 pub mod layers;
 pub mod memory;
 pub mod metered;
+pub mod multipart;
 pub mod rate_limit;
