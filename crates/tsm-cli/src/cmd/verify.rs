@@ -5,7 +5,7 @@
 //! 3. the data key unwraps with the configured key ring (catches a wrong key-pair id);
 //! 4. every chunk authenticates (AES-GCM) and decompresses to its recorded size, through
 //!    the engine's fetch path, and the restored log walks as Kafka v2 record batches
-//!    with valid CRC32C and increasing offsets ([`crate::kafka`]);
+//!    with valid CRC32C and increasing offsets ([`tsm_kafka_log::walker`]);
 //! 5. every index restores; the OFFSET index is a multiple of 8 bytes, TIMESTAMP of 12,
 //!    TRANSACTION of 34.
 //!
