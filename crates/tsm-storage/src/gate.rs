@@ -129,10 +129,9 @@ impl fmt::Display for GatedBackend {
 
 /// The collected body, then end of stream; `done` is dropped with the stream.
 fn replay(bytes: Bytes, done: oneshot::Sender<()>) -> ByteStream {
-    futures::stream::unfold(
-        (Some(bytes), done),
-        |(next, done)| async move { next.map(|b| (Ok(b), (None, done))) },
-    )
+    futures::stream::unfold((Some(bytes), done), |(next, done)| async move {
+        next.map(|b| (Ok(b), (None, done)))
+    })
     .boxed()
 }
 

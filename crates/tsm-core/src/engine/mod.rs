@@ -104,7 +104,7 @@ pub(crate) struct EngineShared {
     pub(crate) lifecycle: lifecycle::Lifecycle,
     closed: AtomicBool,
     /// Cancelled by `close`: copies in flight stop (and clean up) instead of running on.
-    closing: tokio_util::sync::CancellationToken,
+    pub(crate) closing: tokio_util::sync::CancellationToken,
     /// Copies in flight, so `shutdown` can wait until each has stopped and spawned its
     /// clean-up.
     copies: tokio_util::task::TaskTracker,
@@ -129,20 +129,22 @@ impl EngineShared {
     /// Drops cached manifest, indexes and (when the manifest is still cached, giving the
     /// chunk count) restored chunks of a segment (after delete or overwrite).
     pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
-        // Read-ahead loads of the segment in flight: forgotten first, so none of them
-        // caches its chunk afterwards (`engine/cached.rs`).
-        self.reads.forget(keys.log.as_str());
-        let stores = self.chunks.iter().chain(self.reads.store.iter());
-        for cache in stores {
-            let manifest_key = keys.manifest.as_str().to_string();
-            if let Some(segment) = self.manifests.get(&manifest_key).await {
-                if let Ok(index) = segment.manifest.chunk_index(&keys.manifest) {
-                    cache
-                        .invalidate_object(keys.log.as_str(), index.chunk_count())
-                        .await;
+        // Read-ahead loads of the segment in flight are forgotten and its stored chunks
+        // dropped with no load storing one meanwhile (`engine/readahead.rs`).
+        let drop_chunks = async {
+            let stores = self.chunks.iter().chain(self.reads.store.iter());
+            for cache in stores {
+                let manifest_key = keys.manifest.as_str().to_string();
+                if let Some(segment) = self.manifests.get(&manifest_key).await {
+                    if let Ok(index) = segment.manifest.chunk_index(&keys.manifest) {
+                        cache
+                            .invalidate_object(keys.log.as_str(), index.chunk_count())
+                            .await;
+                    }
                 }
             }
-        }
+        };
+        self.reads.forget(keys.log.as_str(), drop_chunks).await;
         self.manifests
             .invalidate(&keys.manifest.as_str().to_string())
             .await;
@@ -413,32 +415,21 @@ impl RemoteStorageManager {
 
     /// `close`: new calls fail with [`RsmError::Closed`]; copies in flight stop with
     /// [`RsmError::Closed`] and delete what they wrote (the broker copies the segment
-    /// again after its restart); fetch streams, fetchIndex and deletes in flight finish or
+    /// again after its restart); read-ahead loads in flight stop and store nothing; fetch streams, fetchIndex and deletes in flight finish or
     /// fail on their own (each bounded by its deadlines). Idempotent.
     pub fn close(&self) {
         self.inner.closed.store(true, Ordering::Release);
         self.inner.closing.cancel();
     }
 
-    /// [`close`](Self::close), then waits at most `timeout` for clean-up in flight
-    /// (deletes of cancelled copies, multipart aborts: `crate::backend::compensation`);
-    /// returns true when none is left. Call before stopping the runtime the engine runs on.
+    /// [`close`](Self::close) (which also cancels read-ahead loads in flight), then waits at
+    /// most `timeout` in all for the stopped copies, the read-ahead loads and the clean-up
+    /// in flight (deletes of cancelled copies, multipart aborts:
+    /// `crate::backend::compensation`); returns true when none is left
+    /// (`engine/lifecycle/close.rs`). Call before stopping the runtime the engine runs on.
     pub async fn shutdown(&self, timeout: std::time::Duration) -> bool {
         self.close();
-        let until = tokio::time::Instant::now() + timeout;
-        // Each stopped copy has spawned its clean-up once its future is gone.
-        self.inner.copies.close();
-        let _ = tokio::time::timeout_at(until, self.inner.copies.wait()).await;
-        let left = until.saturating_duration_since(tokio::time::Instant::now());
-        let idle = crate::backend::compensation::wait_idle(left).await;
-        if !idle {
-            tracing::warn!(
-                pending = crate::backend::compensation::pending(),
-                timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-                "clean-up still running at close; `tsm ls --orphans` shows anything left"
-            );
-        }
-        idle
+        lifecycle::close::drain(timeout, &self.inner.copies, &self.inner.reads.tasks).await
     }
 
     /// `tsm.close.timeout.ms`: the bound [`shutdown`](Self::shutdown) is given by the plugin.

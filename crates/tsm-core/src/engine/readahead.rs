@@ -18,6 +18,18 @@
 //! engine). `inflight` holds the chunk loads read-ahead started, so a stream that needs a
 //! chunk whose GET is already running waits for that GET instead of issuing its own.
 //!
+//! Delete and overwrite (`EngineShared::invalidate`) against loads in flight: each load's
+//! entry carries its own id; a finishing load stores its chunk only while its own entry
+//! is still in `inflight` ([`ReadAhead::finish`]), and it checks, stores and removes its
+//! entry under `settle` shared, while invalidation forgets the segment's entries
+//! ([`ReadAhead::forget`]) and drops its stored chunks under `settle` exclusive. So a load
+//! either finished before the invalidation (which then drops its chunk) or sees its entry
+//! gone and stores nothing; it never stores a deleted or overwritten segment's chunk, nor
+//! removes the entry of a newer load of the same chunk.
+//!
+//! The loads run as tasks tracked in `tasks`; `shutdown` cancels them (the engine's close
+//! token) and waits for them, bounded (`engine/lifecycle/close.rs`).
+//!
 //! The next segment is not read ahead. The plugin sees only the segment the broker asks
 //! for (`RemoteLogSegmentMetadata`); which segment follows is the broker's knowledge (its
 //! RemoteLogMetadataManager). The next segment's objects start at `endOffset + 1`, but
@@ -35,6 +47,7 @@
 //! segment being read ahead, each holding its chunk's reservation.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,6 +67,12 @@ pub(crate) const STORE_TTL: Duration = Duration::from_secs(120);
 /// A chunk load started by read-ahead, awaited by whoever needs the chunk.
 pub(crate) type InflightLoad = Shared<BoxFuture<'static, Result<Bytes, Arc<RsmError>>>>;
 
+/// One read-ahead load in flight: its id (unique per engine) and the load.
+pub(crate) struct Inflight {
+    pub(crate) id: u64,
+    pub(crate) load: InflightLoad,
+}
+
 /// Where the last stream of one segment started and how far it was read (original bytes).
 #[derive(Debug, Default)]
 struct Position {
@@ -65,7 +84,13 @@ struct Position {
 pub(crate) struct ReadAhead {
     positions: AsyncCache<String, Arc<Mutex<Position>>>,
     /// Chunk loads started by read-ahead, by chunk.
-    pub(crate) inflight: Mutex<HashMap<ChunkKey, InflightLoad>>,
+    pub(crate) inflight: Mutex<HashMap<ChunkKey, Inflight>>,
+    next_id: AtomicU64,
+    /// Shared by a finishing load while it stores its chunk, exclusive while a segment is
+    /// invalidated (see the module docs).
+    settle: tokio::sync::RwLock<()>,
+    /// The load tasks (`shutdown` waits for them).
+    pub(crate) tasks: tokio_util::task::TaskTracker,
     /// The default read-ahead store (`None` when a chunk cache is configured or read-ahead
     /// is off).
     pub(crate) store: Option<ChunkCache>,
@@ -102,6 +127,9 @@ impl ReadAhead {
                 .ttl(Some(TRACK_TTL))
                 .build(),
             inflight: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(0),
+            settle: tokio::sync::RwLock::new(()),
+            tasks: tokio_util::task::TaskTracker::new(),
             store_bytes,
             store: (store_bytes > 0).then(|| {
                 ChunkCache::memory_named(
@@ -143,13 +171,51 @@ impl ReadAhead {
         )
     }
 
-    /// Forgets the read-ahead loads in flight for `object` (its segment was deleted or
-    /// overwritten): they finish, but cache nothing.
-    pub(crate) fn forget(&self, object: &str) {
+    /// A fresh load id (unique per engine) for an [`Inflight`] entry.
+    pub(crate) fn new_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Load `id` of `key` ended with `bytes` (`None`: failed or cancelled): stores them in
+    /// `store` and removes its entry, both only if the entry is still its own (see the
+    /// module docs).
+    pub(crate) async fn finish(
+        &self,
+        key: &ChunkKey,
+        id: u64,
+        bytes: Option<Bytes>,
+        store: &ChunkCache,
+    ) {
+        let _settled = self.settle.read().await;
+        let ours = |map: &HashMap<ChunkKey, Inflight>| map.get(key).is_some_and(|e| e.id == id);
+        let current = ours(&self.inflight.lock().unwrap_or_else(|e| e.into_inner()));
+        if !current {
+            // Forgotten (its segment was deleted or overwritten): store nothing.
+            return;
+        }
+        if let Some(bytes) = bytes {
+            store.insert(key.clone(), bytes).await;
+        }
+        let mut map = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
+        if ours(&map) {
+            map.remove(key);
+        }
+    }
+
+    /// Runs `drop_chunks` (which drops `object`'s stored chunks) after forgetting the
+    /// read-ahead loads in flight for `object`, with no load storing a chunk meanwhile:
+    /// they finish, but store nothing (its segment was deleted or overwritten).
+    pub(crate) async fn forget<F: std::future::Future<Output = ()>>(
+        &self,
+        object: &str,
+        drop_chunks: F,
+    ) {
+        let _exclusive = self.settle.write().await;
         self.inflight
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|k, _| &*k.object != object);
+        drop_chunks.await;
     }
 
     /// Read-ahead loads in flight, all segments.
