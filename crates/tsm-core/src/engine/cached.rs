@@ -40,7 +40,7 @@ use futures::stream;
 use futures::{StreamExt, TryStreamExt};
 use tsm_codec::ChunkIndex;
 
-use super::fetch::{Restore, restore};
+use super::decode::{Restore, restore};
 use super::lifecycle::budget::stored_chunk_bound;
 use super::lifecycle::deadline::bounded;
 use super::ranges::{PlanSizes, chunk_plan};
@@ -211,7 +211,7 @@ fn prefetch(
     from: u64,
     ahead: u64,
 ) {
-    if (ahead == 0 && from >= r.until) || inner.is_closed() {
+    if (ahead == 0 && from >= r.until) || inner.closing.is_cancelled() {
         return;
     }
     let Ok(rt) = tokio::runtime::Handle::try_current() else {

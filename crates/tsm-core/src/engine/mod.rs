@@ -5,17 +5,38 @@
 //!   compress / encrypt ([`crate::transform`], tsm-codec's ordered bounded-parallel
 //!   pipeline) -> `.log` upload while reading; then `.indexes`; then `.rsm-manifest`
 //!   (the commit marker). Any failure deletes all three keys (best effort).
-//! - `fetch.rs`: manifest (cached) -> chunk index -> the chunks overlapping the range,
-//!   adjacent chunks coalesced into ranged GETs of at most
-//!   [`EngineOptions::max_get_bytes`] -> decrypt / decompress -> the exact byte range,
-//!   lazily; `cached.rs` does the same through the chunk cache with prefetch when
-//!   `fetch.chunk.cache.class` is set.
+//! - fetch: see "The fetch path, file by file" below.
 //! - `fetch_index.rs`: fetchIndex, one ranged GET of one index's stored bytes in
 //!   `.indexes` (cached).
 //! - `delete.rs`: the three keys in one batched delete; idempotent.
 //!
 //! Reads and delete honour `object_prefix` / `object_key` from the segment's KIP-917 custom
-//! metadata ([`crate::object_keys::SegmentKeys::for_read`]).
+//! metadata ([`crate::object_keys::SegmentKeys::for_read`]): the keys are resolved here,
+//! once per call, and handed down.
+//!
+//! # The fetch path, file by file
+//! A fetch reads top-down: each file calls only the files after it in this list (all of
+//! them read the shared state, `EngineShared`, defined here, and none calls back into a
+//! file above it).
+//! 1. `mod.rs`, [`RemoteStorageManager::fetch_log_segment`]: closed check, the segment's
+//!    keys and name, the `fetch` span and metrics; then 2.
+//! 2. `fetch.rs`: the manifest (3), the range checks, sequential-read detection (5), then
+//!    one of three sources per stream: through a chunk store (4); a plain segment's exact
+//!    range: plan (6) -> GETs (7); a transformed segment's chunks: plan (6) -> GETs (7)
+//!    -> cut and restore (8) -> trimmed to the range.
+//! 3. `manifests.rs`: the manifest and the segment's transform, through the manifest cache
+//!    (one GET of `.rsm-manifest` on a miss).
+//! 4. `cached.rs`: chunk by chunk through the chunk cache or the default read-ahead store;
+//!    read-ahead loads registered with 5; each chunk load: plan (6) -> GETs (7) -> restore
+//!    (8).
+//! 5. `readahead.rs`: read positions per segment, the read-ahead loads in flight (stored
+//!    only if their segment was not invalidated meanwhile), the default read-ahead store.
+//! 6. `ranges.rs`: the ranged GETs of a stream (pure arithmetic; [`ranges::Part`]s).
+//! 7. `window.rs`: issues a plan's GETs (several in flight), hands their bytes out in order.
+//! 8. `decode.rs`: stored bytes cut into stored chunks, decrypted and decompressed.
+//!
+//! Below all of them: `lifecycle/` (deadlines, memory budget). `fetch_index.rs` uses 3 and
+//! the lifecycle the same way.
 //!
 //! # Lifecycle: deadlines, memory, clean-up
 //! Every call runs inside [`lifecycle`]: each store call is bounded by the deadlines (the
@@ -39,10 +60,12 @@
 
 mod cached;
 mod copy;
+mod decode;
 mod delete;
 mod fetch;
 mod fetch_index;
 pub mod lifecycle;
+mod manifests;
 mod options;
 pub mod ranges;
 mod readahead;
@@ -92,7 +115,7 @@ pub(crate) struct EngineShared {
     /// Cache metrics (`cache.<name>.*`).
     pub(crate) registry: MetricsRegistry,
     /// Manifest key -> parsed manifest with its unwrapped cipher.
-    pub(crate) manifests: AsyncCache<String, Arc<fetch::Segment>>,
+    pub(crate) manifests: AsyncCache<String, Arc<manifests::Segment>>,
     /// (`.indexes` key, index) -> the index's original bytes.
     pub(crate) indexes: AsyncCache<(String, IndexType), Bytes>,
     /// Restored chunks (`fetch.chunk.cache.*`), when configured.
@@ -121,11 +144,6 @@ impl std::fmt::Debug for RemoteStorageManager {
 }
 
 impl EngineShared {
-    /// True once `close` was called (read-ahead starts nothing then).
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
-
     /// Drops cached manifest, indexes and (when the manifest is still cached, giving the
     /// chunk count) restored chunks of a segment (after delete or overwrite).
     pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
@@ -360,11 +378,17 @@ impl RemoteStorageManager {
         end: Option<u64>,
     ) -> Result<SegmentStream, RsmError> {
         self.check_open()?;
-        let span = tracing::debug_span!("fetch", segment = %segment_name(metadata), start, end);
+        let name = segment_name(metadata);
+        let span = tracing::debug_span!("fetch", segment = %name, start, end);
         let t = Instant::now();
-        let r = fetch::fetch(&self.inner, metadata, start, end)
-            .instrument(span)
-            .await;
+        let r = match self.inner.read_keys(metadata) {
+            Ok(keys) => {
+                fetch::fetch(&self.inner, keys, &name, start, end)
+                    .instrument(span)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
         self.inner.stats.fetch.record(t, &r);
         let served = self.inner.stats.bytes_served.clone();
         r.map(|s| {
@@ -386,15 +410,21 @@ impl RemoteStorageManager {
         index: IndexType,
     ) -> Result<Bytes, RsmError> {
         self.check_open()?;
+        let name = segment_name(metadata);
         let span = tracing::debug_span!(
             "fetch_index",
-            segment = %segment_name(metadata),
+            segment = %name,
             index = index.java_name()
         );
         let t = Instant::now();
-        let r = fetch_index::fetch_index(&self.inner, metadata, index)
-            .instrument(span)
-            .await;
+        let r = match self.inner.read_keys(metadata) {
+            Ok(keys) => {
+                fetch_index::fetch_index(&self.inner, keys, &name, index)
+                    .instrument(span)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
         self.inner.stats.fetch_index.record(t, &r);
         r
     }
@@ -408,7 +438,10 @@ impl RemoteStorageManager {
         self.check_open()?;
         let span = tracing::info_span!("delete", segment = %segment_name(metadata));
         let t = Instant::now();
-        let r = delete::delete(&self.inner, metadata).instrument(span).await;
+        let r = match self.inner.read_keys(metadata) {
+            Ok(keys) => delete::delete(&self.inner, keys).instrument(span).await,
+            Err(e) => Err(e),
+        };
         self.inner.stats.delete.record(t, &r);
         r
     }
