@@ -5,8 +5,9 @@
 //!
 //! - through a chunk store (`engine/cached.rs`): when a chunk cache is configured; else,
 //!   when the default read-ahead store exists, for every transformed segment and for a
-//!   plain one when the open continues the previous stream of the segment
-//!   (`engine/readahead.rs`: a lagging consumer). Read-ahead runs there.
+//!   plain one when the open is the second or later in a row to continue the previous
+//!   stream of the segment (`engine/readahead.rs`: a lagging consumer). Read-ahead runs
+//!   there.
 //! - plain segments (no compression, no encryption), otherwise: the exact requested range
 //!   (clamped to the segment), no chunk alignment: [`plain_plan`] (the first
 //!   `first_read_bytes` split into up to `tsm.fetch.gets.in.flight` parallel sub-range
@@ -91,10 +92,10 @@ pub(super) async fn fetch(
         })?;
     tracing::debug!(start, last, chunks = ?chunks, key = %keys.log, "fetching chunks");
     let chunk_size = u64::from(index.original_chunk_size());
-    let (sequential, mut cursor) = inner.reads.open(keys.log.as_str(), start, chunk_size).await;
+    let (read_ahead, mut cursor) = inner.reads.open(keys.log.as_str(), start).await;
     let index = Arc::new(index);
     let transform = segment.transform.clone();
-    let ahead = if sequential {
+    let ahead = if read_ahead {
         inner.opts.read_ahead_bytes
     } else {
         0

@@ -5,12 +5,16 @@
 //! position, read about `max.partition.fetch.bytes` (1 MiB), close; the next call opens
 //! where the records it handed out end (at or a partial batch before where the previous
 //! stream stopped). [`ReadAhead::open`] records, per `.log` object, where the last stream
-//! started and how far it was read ([`Cursor`]); an open counts as sequential when it
-//! starts after the previous stream's start and at most one chunk past the end of what
-//! that stream handed out. Anything else (the first open of a segment, a jump, a re-read
-//! of the same position) is random: no read-ahead. Two consumers interleaving on one
-//! segment overwrite each other's position (each then looks random to the other now and
-//! then: less read-ahead, never wrong bytes).
+//! started and how far it was read ([`Cursor`]); an open continues the previous stream
+//! when it starts after that stream's start and at or before the end of what it handed
+//! out (the broker's next fetch never starts past what the previous one read). Read-ahead
+//! starts with the [`CONFIRMING_OPENS`]th continuation in a row: a random read lands
+//! inside the previous read now and then (1 MiB of a 16 MiB segment: one in 16), two in a
+//! row rarely, while a lagging consumer's fetches are continuations one after the other.
+//! Anything else (the first open of a segment, a jump, a re-read of the same position)
+//! starts the count again: no read-ahead. Two consumers interleaving on one segment
+//! overwrite each other's position (each then looks random to the other now and then:
+//! less read-ahead, never wrong bytes).
 //!
 //! Read-ahead itself (`engine/cached.rs`) puts chunks into a store: the configured chunk
 //! cache (`fetch.chunk.cache.*`), else the default in-memory read-ahead store built here
@@ -40,7 +44,7 @@
 //! segment's custom metadata. Guessing would download segments the broker may never ask
 //! for, so read-ahead stops at the end of the segment; the broker's first fetch of the
 //! next segment is an exact 1 MiB read (plain) or one chunk in parallel sub-range GETs,
-//! and the following fetch turns read-ahead on again.
+//! and the second fetch after it turns read-ahead on again.
 //!
 //! Memory: the position map holds at most [`MAX_TRACKED`] segments (a few words each,
 //! forgotten after [`TRACK_TTL`]); `inflight` at most `tsm.fetch.gets.in.flight` loads per
@@ -61,6 +65,8 @@ use crate::cache::{AsyncCache, Bound, ChunkCache, ChunkKey};
 pub(crate) const MAX_TRACKED: u64 = 4096;
 /// How long a read position is remembered without a new open.
 pub(crate) const TRACK_TTL: Duration = Duration::from_secs(600);
+/// Continuations in a row (see the module docs) after which an open reads ahead.
+pub(crate) const CONFIRMING_OPENS: u32 = 2;
 /// How long a read-ahead chunk stays in the default store unless evicted earlier.
 pub(crate) const STORE_TTL: Duration = Duration::from_secs(120);
 
@@ -78,6 +84,8 @@ pub(crate) struct Inflight {
 struct Position {
     start: u64,
     end: u64,
+    /// Opens in a row that continued the previous stream, this one included.
+    run: u32,
 }
 
 /// The engine's read-ahead state (see the module docs).
@@ -142,27 +150,37 @@ impl ReadAhead {
         }
     }
 
-    /// Records an open of `object` at `start`; true when it continues the previous
-    /// stream of that object (see the module docs; `slack`: one chunk, original bytes).
-    pub(crate) async fn open(&self, object: &str, start: u64, slack: u64) -> (bool, Cursor) {
+    /// Records an open of `object` at `start`; true when it reads ahead: the
+    /// [`CONFIRMING_OPENS`]th (or later) open in a row that continued the previous stream
+    /// of that object (see the module docs).
+    pub(crate) async fn open(&self, object: &str, start: u64) -> (bool, Cursor) {
         let position = self
             .positions
             .get_or_load(object.to_string(), async {
                 Ok::<_, RsmError>(Arc::new(Mutex::new(Position {
                     start: u64::MAX,
                     end: 0,
+                    run: 0,
                 })))
             })
             .await
             .unwrap_or_else(|_| Arc::new(Mutex::new(Position::default())));
-        let sequential = {
+        let ahead = {
             let mut p = position.lock().unwrap_or_else(|e| e.into_inner());
-            let seq = is_sequential(p.start, p.end, start, slack);
-            *p = Position { start, end: start };
-            seq
+            let run = if is_sequential(p.start, p.end, start, 0) {
+                p.run.saturating_add(1)
+            } else {
+                0
+            };
+            *p = Position {
+                start,
+                end: start,
+                run,
+            };
+            run >= CONFIRMING_OPENS
         };
         (
-            sequential,
+            ahead,
             Cursor {
                 position,
                 start,
@@ -263,17 +281,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn consecutive_opens_are_sequential_and_jumps_are_not() {
+    async fn the_second_continuation_in_a_row_reads_ahead_and_jumps_reset() {
         let r = ReadAhead::new(0, &crate::metrics::MetricsRegistry::new());
-        let (seq, mut c) = r.open("o", 0, 10).await;
-        assert!(!seq);
+        let (ahead, mut c) = r.open("o", 0).await;
+        assert!(!ahead, "first open");
         c.advance(100);
-        let (seq, mut c) = r.open("o", 95, 10).await;
-        assert!(seq);
+        let (ahead, mut c) = r.open("o", 95).await;
+        assert!(!ahead, "one continuation");
         c.advance(100);
-        let (seq, _) = r.open("o", 5000, 10).await;
-        assert!(!seq);
+        let (ahead, mut c) = r.open("o", 190).await;
+        assert!(ahead, "two continuations in a row");
+        c.advance(100);
+        // Past the end of what the last stream handed out: a jump.
+        let (ahead, mut c) = r.open("o", 291).await;
+        assert!(!ahead);
+        c.advance(100);
+        let (ahead, _) = r.open("o", 391).await;
+        assert!(!ahead, "one continuation after a jump");
         // Another object has its own position.
-        assert!(!r.open("p", 195, 10).await.0);
+        assert!(!r.open("p", 195).await.0);
     }
 }
