@@ -15,7 +15,7 @@
 //! first read: `first_read_bytes` from the start, 1 MiB), then the stored bytes after
 //! chunk `n` up to `fetch.chunk.cache.prefetch.max.size` with a chunk cache (the Java
 //! plugin's meaning: on every read) or `tsm.fetch.read.ahead.bytes` when the stream
-//! is the second or later in a row to continue the previous one (`engine/readahead.rs`) or has itself read a whole chunk
+//! is the second or later in a row to continue the previous one (`engine/sequential.rs`) or has itself read a whole chunk
 //! past its first read (a tool restoring a segment), whichever is larger.
 //! Per segment at most `tsm.fetch.gets.in.flight` read-ahead loads run at once; chunks
 //! already stored or loading are skipped. A read-ahead load runs only when its memory

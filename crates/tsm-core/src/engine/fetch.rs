@@ -6,7 +6,7 @@
 //! - through a chunk store (`engine/cached.rs`): when a chunk cache is configured; else,
 //!   when the default read-ahead store exists, for every transformed segment and for a
 //!   plain one when the open is the second or later in a row to continue the previous
-//!   stream of the segment (`engine/readahead.rs`: a lagging consumer). Read-ahead runs
+//!   stream of the segment (`engine/sequential.rs`: a lagging consumer). Read-ahead runs
 //!   there.
 //! - plain segments (no compression, no encryption), otherwise: the exact requested range
 //!   (clamped to the segment), no chunk alignment: [`plain_plan`] (the first
@@ -92,7 +92,7 @@ pub(super) async fn fetch(
         })?;
     tracing::debug!(start, last, chunks = ?chunks, key = %keys.log, "fetching chunks");
     let chunk_size = u64::from(index.original_chunk_size());
-    let (read_ahead, mut cursor) = inner.reads.open(keys.log.as_str(), start).await;
+    let (read_ahead, mut cursor) = inner.positions.open(keys.log.as_str(), start).await;
     let index = Arc::new(index);
     let transform = segment.transform.clone();
     let ahead = if read_ahead {

@@ -20,20 +20,22 @@
 //! file above it).
 //! 1. `mod.rs`, [`RemoteStorageManager::fetch_log_segment`]: closed check, the segment's
 //!    keys and name, the `fetch` span and metrics; then 2.
-//! 2. `fetch.rs`: the manifest (3), the range checks, sequential-read detection (5), then
-//!    one of three sources per stream: through a chunk store (4); a plain segment's exact
-//!    range: plan (6) -> GETs (7); a transformed segment's chunks: plan (6) -> GETs (7)
-//!    -> cut and restore (8) -> trimmed to the range.
+//! 2. `fetch.rs`: the manifest (3), the range checks, does this open read ahead (4), then
+//!    one of three sources per stream: through a chunk store (5); a plain segment's exact
+//!    range: plan (7) -> GETs (8); a transformed segment's chunks: plan (7) -> GETs (8)
+//!    -> cut and restore (9) -> trimmed to the range.
 //! 3. `manifests.rs`: the manifest and the segment's transform, through the manifest cache
 //!    (one GET of `.rsm-manifest` on a miss).
-//! 4. `cached.rs`: chunk by chunk through the chunk cache or the default read-ahead store;
-//!    read-ahead loads registered with 5; each chunk load: plan (6) -> GETs (7) -> restore
-//!    (8).
-//! 5. `readahead.rs`: read positions per segment, the read-ahead loads in flight (stored
-//!    only if their segment was not invalidated meanwhile), the default read-ahead store.
-//! 6. `ranges.rs`: the ranged GETs of a stream (pure arithmetic; [`ranges::Part`]s).
-//! 7. `window.rs`: issues a plan's GETs (several in flight), hands their bytes out in order.
-//! 8. `decode.rs`: stored bytes cut into stored chunks, decrypted and decompressed.
+//! 4. `sequential.rs`: read positions per segment; an open reads ahead when it is the
+//!    second in a row to continue the previous stream.
+//! 5. `cached.rs`: chunk by chunk through the chunk cache or the default read-ahead store,
+//!    read-ahead loads started, awaited and finished through 6; each chunk load: plan (7)
+//!    -> GETs (8) -> restore (9).
+//! 6. `readahead.rs`: the read-ahead loads in flight (a load stores its chunk only if its
+//!    segment was not invalidated meanwhile), the default read-ahead store.
+//! 7. `ranges.rs`: the ranged GETs of a stream (pure arithmetic; [`ranges::Part`]s).
+//! 8. `window.rs`: issues a plan's GETs (several in flight), hands their bytes out in order.
+//! 9. `decode.rs`: stored bytes cut into stored chunks, decrypted and decompressed.
 //!
 //! Below all of them: `lifecycle/` (deadlines, memory budget). `fetch_index.rs` uses 3 and
 //! the lifecycle the same way.
@@ -69,6 +71,7 @@ mod manifests;
 mod options;
 pub mod ranges;
 mod readahead;
+mod sequential;
 mod stats;
 mod window;
 
@@ -94,7 +97,7 @@ pub use options::{
     CompressionMode, DEFAULT_GETS_IN_FLIGHT, DEFAULT_MAX_GET_BYTES, DEFAULT_READ_AHEAD_BYTES,
     DEFAULT_READ_AHEAD_STORE_BYTES, EngineOptions,
 };
-pub use readahead::is_sequential;
+pub use sequential::is_sequential;
 use stats::Stats;
 
 /// The bytes of a segment range, in order, downloaded lazily: nothing is fetched beyond
@@ -120,9 +123,11 @@ pub(crate) struct EngineShared {
     pub(crate) indexes: AsyncCache<(String, IndexType), Bytes>,
     /// Restored chunks (`fetch.chunk.cache.*`), when configured.
     pub(crate) chunks: Option<ChunkCache>,
-    /// Sequential-read detection, read-ahead loads in flight, the default read-ahead
-    /// store (`engine/readahead.rs`).
+    /// Read-ahead loads in flight, the default read-ahead store (`engine/readahead.rs`).
     pub(crate) reads: readahead::ReadAhead,
+    /// Where each segment's last stream started and how far it was read: does the next
+    /// open read ahead (`engine/sequential.rs`).
+    pub(crate) positions: sequential::Positions,
     /// Deadlines, memory budget, close bound (`lifecycle`).
     pub(crate) lifecycle: lifecycle::Lifecycle,
     closed: AtomicBool,
@@ -299,6 +304,7 @@ impl RemoteStorageManager {
                 indexes,
                 chunks: None,
                 reads,
+                positions: sequential::Positions::new(),
                 closed: AtomicBool::new(false),
                 closing: tokio_util::sync::CancellationToken::new(),
                 copies: tokio_util::task::TaskTracker::new(),
