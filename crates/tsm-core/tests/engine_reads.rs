@@ -203,6 +203,63 @@ async fn random_reads_do_not_read_ahead() {
     }
 }
 
+/// The benchmark's `fetch-1mib` (issue 18): 1 MiB broker reads of a 16 MiB segment with
+/// 4 MiB chunks and the default read options, at uniformly random positions, so some
+/// start shortly after the previous one (a random read that looks like a continuation).
+/// Whatever each read starts (its own GETs and the read-ahead loads it spawned, all
+/// finished before counting), a plain read downloads at most one chunk more than its
+/// 1 MiB, a transformed one at most the chunks holding it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_reads_near_each_other_download_at_most_a_chunk_more() {
+    let chunk = 4 * MIB as u32;
+    let size = 16 * MIB;
+    for compression in [CompressionMode::Off, CompressionMode::On] {
+        let world = World::new();
+        let mut opts = EngineOptions::new(chunk);
+        opts.compression = compression;
+        let engine = metered(&world, opts);
+        let seg = segment(
+            &world.path("s"),
+            Rng::new(18).bytes(size as usize),
+            false,
+            18,
+        );
+        engine
+            .copy_log_segment_data(&seg.metadata, &seg.data)
+            .await
+            .expect("copy");
+        let stored = stored_log_size(&world);
+        check_range(&engine, &seg, 0, Some(0), "warm manifest").await;
+        let mut rng = Rng::new(42);
+        let (mut worst, mut total, reads) = (0u64, 0u64, 40);
+        for i in 0..reads {
+            let start = rng.below(size - MIB);
+            let (_, before) = cost(&engine);
+            broker_fetch(&engine, &seg, start, MIB as usize).await;
+            read_ahead_idle(&engine).await;
+            let (_, after) = cost(&engine);
+            let down = after - before;
+            worst = worst.max(down);
+            total += down;
+            let what = format!("{compression:?} read {i} at {start}");
+            let bound = if compression == CompressionMode::Off {
+                u64::from(chunk) + MIB
+            } else {
+                // The (at most two) chunks holding the 1 MiB, each at most its share of the
+                // stored object plus half.
+                let per_chunk = stored.div_ceil(size / u64::from(chunk)) * 3 / 2;
+                2 * per_chunk
+            };
+            assert!(down <= bound, "{what}: downloaded {down}, bound {bound}");
+        }
+        eprintln!(
+            "{compression:?}: {reads} random 1 MiB reads, max {worst} mean {} downloaded",
+            total / reads
+        );
+        assert_eq!(engine.memory_in_use(), 0);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_ranges_download_exactly_the_bytes_asked() {
     let world = World::new();

@@ -6,7 +6,7 @@
 //! filesystem and in-memory backends here ([`filesystem`], [`memory`]), S3, GCS and Azure
 //! in the `tsm-backend-*` crates, which depend on this crate only (not on the engine, its
 //! caches, codec or crypto). Metrics, rate limits, fault injection and upload compensation
-//! wrap the same trait ([`metered`], [`rate_limit`], [`fault`], [`compensation`],
+//! wrap the same trait ([`metered`], [`rate_limit`], [`fault`], [`gate`], [`compensation`],
 //! [`layers`]) instead of adding flags to backends.
 //!
 //! What else a backend needs lives here too: its `storage.*` configuration
@@ -121,6 +121,7 @@ pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
 pub mod compensation;
 pub mod fault;
 pub mod filesystem;
+pub mod gate;
 pub mod layers;
 pub mod memory;
 pub mod metered;

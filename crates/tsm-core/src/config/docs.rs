@@ -107,13 +107,14 @@ range asked, the store's bytes handed to the broker as they arrive; the first 1 
 broker's `max.partition.fetch.bytes`) goes out as up to `tsm.fetch.gets.in.flight` \
 parallel sub-range GETs of at least 256 KiB, later bytes in 1 MiB GETs as the broker reads \
 on. A transformed segment is read by chunk, each wanted chunk in parallel sub-range GETs \
-concatenated before decryption and decompression. When the broker's next \
-`fetchLogSegment` of a segment starts where its previous one stopped (a lagging consumer), \
-`tsm.fetch.read.ahead.bytes` of following chunks are downloaded ahead, up to \
+concatenated before decryption and decompression. When the broker's `fetchLogSegment` of \
+a segment starts within what its previous one read, for the second time in a row (a \
+lagging consumer), `tsm.fetch.read.ahead.bytes` of following chunks are downloaded ahead, up to \
 `tsm.fetch.gets.in.flight` chunk GETs at once, into the chunk cache (`fetch.chunk.cache.*`) \
 or else the read-ahead store, so each stored byte is downloaded about once (measured: at \
 most 1.05 x the segment for a whole-segment catch-up in 1 MiB fetches, about one GET per \
-chunk) and the wanted chunk never waits for read-ahead. Random reads read nothing ahead. \
+chunk) and the wanted chunk never waits for read-ahead. Random reads read nothing ahead \
+(one that happens to start inside the previous read does not start it either). \
 With a chunk cache, `fetch.chunk.cache.prefetch.max.size` still prefetches after every \
 read, hits included.
 

@@ -390,9 +390,10 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     key(
         FETCH_READ_AHEAD_BYTES,
         "33554432",
-        "tsm only. Stored bytes read ahead of a sequential reader: when the broker's next \
-         fetchLogSegment of a segment starts where its previous one stopped (a lagging \
-         consumer), the chunks after the one being read are downloaded in parallel GETs \
+        "tsm only. Stored bytes read ahead of a sequential reader: when the broker's \
+         fetchLogSegment of a segment starts within what its previous one read, for the \
+         second time in a row (a lagging consumer), the chunks after the one being read are \
+         downloaded in parallel GETs \
          into the chunk cache (`fetch.chunk.cache.*` when set, else the read-ahead store) \
          so each stored byte is downloaded once. Random reads get no read-ahead. `0` turns \
          it off. An integer from 0 to 2147483647.",

@@ -15,7 +15,7 @@
 //! first read: `first_read_bytes` from the start, 1 MiB), then the stored bytes after
 //! chunk `n` up to `fetch.chunk.cache.prefetch.max.size` with a chunk cache (the Java
 //! plugin's meaning: on every read) or `tsm.fetch.read.ahead.bytes` when the stream
-//! continues the previous one (`engine/readahead.rs`) or has itself read a whole chunk
+//! is the second or later in a row to continue the previous one (`engine/sequential.rs`) or has itself read a whole chunk
 //! past its first read (a tool restoring a segment), whichever is larger.
 //! Per segment at most `tsm.fetch.gets.in.flight` read-ahead loads run at once; chunks
 //! already stored or loading are skipped. A read-ahead load runs only when its memory
@@ -23,7 +23,10 @@
 //! budget), holds it until the chunk is stored, and is bounded by the store call
 //! deadlines and `fetch.chunk.cache.get.timeout.ms`. Read-ahead loads outlive the stream
 //! that started them (their point is the broker's next fetch); nothing starts after the
-//! stream is dropped. A failed or cancelled load caches nothing.
+//! stream is dropped; `close` cancels them and `shutdown` waits for them (bounded,
+//! `engine/lifecycle/close.rs`). A failed or cancelled load caches nothing, and neither
+//! does a load whose segment was deleted or overwritten while it ran
+//! ([`super::readahead::ReadAhead::finish`]).
 //!
 //! Memory: the wanted chunk's load (its sub-range GETs and the restored chunk, reserved
 //! while it runs) plus the read-ahead loads (reserved each) plus the store's own bound.
@@ -37,10 +40,11 @@ use futures::stream;
 use futures::{StreamExt, TryStreamExt};
 use tsm_codec::ChunkIndex;
 
-use super::fetch::{Restore, restore};
+use super::decode::{Restore, restore};
 use super::lifecycle::budget::stored_chunk_bound;
 use super::lifecycle::deadline::bounded;
 use super::ranges::{PlanSizes, chunk_plan};
+use super::readahead::Inflight;
 use super::window::Window;
 use super::{EngineShared, SegmentStream};
 use crate::RsmError;
@@ -120,7 +124,7 @@ async fn wanted(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get(&key)
-        .cloned();
+        .map(|e| e.load.clone());
     if let Some(load) = running {
         return load.await.map_err(RsmError::from_shared);
     }
@@ -207,7 +211,7 @@ fn prefetch(
     from: u64,
     ahead: u64,
 ) {
-    if (ahead == 0 && from >= r.until) || inner.is_closed() {
+    if (ahead == 0 && from >= r.until) || inner.closing.is_cancelled() {
         return;
     }
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
@@ -260,30 +264,31 @@ fn prefetch(
         }
         .boxed()
         .shared();
-        inflight.insert(key.clone(), load.clone());
+        let id = inner.reads.new_id();
+        inflight.insert(
+            key.clone(),
+            Inflight {
+                id,
+                load: load.clone(),
+            },
+        );
         drop(inflight);
         running += 1;
         let (inner, store) = (inner.clone(), store.clone());
-        rt.spawn(async move {
-            let r = load.await;
-            if let Ok(bytes) = &r {
-                store.insert(key.clone(), bytes.clone()).await;
-            }
-            let ours = inner
-                .reads
-                .inflight
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&key)
-                .is_some();
-            if !ours {
-                // The segment was deleted or overwritten meanwhile
-                // (`EngineShared::invalidate` dropped our entry): cache nothing of it.
-                store.invalidate(&key).await;
-            }
-            if let Err(e) = r {
-                tracing::debug!(error = %e, chunk = key.chunk, "read-ahead failed");
-            }
-        });
+        inner.reads.tasks.clone().spawn_on(
+            async move {
+                // `shutdown` cancels read-ahead (its point was the next fetch).
+                let r = tokio::select! {
+                    r = load => r,
+                    () = inner.closing.cancelled() => Err(Arc::new(RsmError::Closed)),
+                };
+                if let Err(e) = &r {
+                    tracing::debug!(error = %e, chunk = key.chunk, "read-ahead failed");
+                }
+                // Stored only if the segment was not deleted or overwritten meanwhile.
+                inner.reads.finish(&key, id, r.ok(), &store).await;
+            },
+            &rt,
+        );
     }
 }

@@ -5,13 +5,11 @@
 use std::sync::Arc;
 
 use super::EngineShared;
-use crate::{RemoteLogSegmentMetadata, RsmError};
+use crate::RsmError;
+use crate::object_keys::SegmentKeys;
 
-pub(super) async fn delete(
-    inner: &Arc<EngineShared>,
-    metadata: &RemoteLogSegmentMetadata,
-) -> Result<(), RsmError> {
-    let keys = inner.read_keys(metadata)?;
+/// Deletes the objects at `keys` and drops what the engine cached of them.
+pub(super) async fn delete(inner: &Arc<EngineShared>, keys: SegmentKeys) -> Result<(), RsmError> {
     tracing::debug!(key = %keys.manifest, "deleting segment objects");
     inner.backend.delete(&keys.all()).await?;
     inner.invalidate(&keys).await;

@@ -9,23 +9,25 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::fetch::{collect, load_segment};
+use super::EngineShared;
 use super::lifecycle::deadline::bounded;
-use super::{EngineShared, segment_name};
+use super::manifests::{collect, load_segment};
 use crate::backend::{BackendError, ByteRange};
 use crate::config::names;
-use crate::{IndexType, RemoteLogSegmentMetadata, RsmError};
+use crate::object_keys::SegmentKeys;
+use crate::{IndexType, RsmError};
 
+/// Index `index` of the segment at `keys`; `name` names the segment in errors.
 pub(super) async fn fetch_index(
     inner: &Arc<EngineShared>,
-    metadata: &RemoteLogSegmentMetadata,
+    keys: SegmentKeys,
+    name: &str,
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
-    let keys = inner.read_keys(metadata)?;
     let load = inner
         .indexes
         .get_or_load((keys.indexes.as_str().to_string(), index), async {
-            read_index(inner, metadata, &keys, index).await
+            read_index(inner, name, &keys, index).await
         });
     bounded(
         inner.opts.indexes_get_timeout,
@@ -38,15 +40,14 @@ pub(super) async fn fetch_index(
 
 async fn read_index(
     inner: &Arc<EngineShared>,
-    metadata: &RemoteLogSegmentMetadata,
-    keys: &crate::object_keys::SegmentKeys,
+    name: &str,
+    keys: &SegmentKeys,
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
     let segment = load_segment(inner, keys).await?;
     let Some(entry) = segment.manifest.segment_indexes.get(index) else {
         return Err(RsmError::NotFound(format!(
-            "{}: the segment has no {} index (manifest {})",
-            segment_name(metadata),
+            "{name}: the segment has no {} index (manifest {})",
             index.java_name(),
             keys.manifest
         )));
@@ -62,7 +63,7 @@ async fn read_index(
             entry.size.saturating_mul(2),
             inner.lifecycle.deadlines.first_byte,
             names::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
-            || format!("{} index of {}", index.java_name(), segment_name(metadata)),
+            || format!("{} index of {name}", index.java_name()),
         )
         .await?;
     let range = ByteRange {

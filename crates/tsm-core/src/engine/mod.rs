@@ -5,17 +5,40 @@
 //!   compress / encrypt ([`crate::transform`], tsm-codec's ordered bounded-parallel
 //!   pipeline) -> `.log` upload while reading; then `.indexes`; then `.rsm-manifest`
 //!   (the commit marker). Any failure deletes all three keys (best effort).
-//! - `fetch.rs`: manifest (cached) -> chunk index -> the chunks overlapping the range,
-//!   adjacent chunks coalesced into ranged GETs of at most
-//!   [`EngineOptions::max_get_bytes`] -> decrypt / decompress -> the exact byte range,
-//!   lazily; `cached.rs` does the same through the chunk cache with prefetch when
-//!   `fetch.chunk.cache.class` is set.
+//! - fetch: see "The fetch path, file by file" below.
 //! - `fetch_index.rs`: fetchIndex, one ranged GET of one index's stored bytes in
 //!   `.indexes` (cached).
 //! - `delete.rs`: the three keys in one batched delete; idempotent.
 //!
 //! Reads and delete honour `object_prefix` / `object_key` from the segment's KIP-917 custom
-//! metadata ([`crate::object_keys::SegmentKeys::for_read`]).
+//! metadata ([`crate::object_keys::SegmentKeys::for_read`]): the keys are resolved here,
+//! once per call, and handed down.
+//!
+//! # The fetch path, file by file
+//! A fetch reads top-down: each file calls only the files after it in this list (all of
+//! them read the shared state, `EngineShared`, defined here, and none calls back into a
+//! file above it).
+//! 1. `mod.rs`, [`RemoteStorageManager::fetch_log_segment`]: closed check, the segment's
+//!    keys and name, the `fetch` span and metrics; then 2.
+//! 2. `fetch.rs`: the manifest (3), the range checks, does this open read ahead (4), then
+//!    one of three sources per stream: through a chunk store (5); a plain segment's exact
+//!    range: plan (7) -> GETs (8); a transformed segment's chunks: plan (7) -> GETs (8)
+//!    -> cut and restore (9) -> trimmed to the range.
+//! 3. `manifests.rs`: the manifest and the segment's transform, through the manifest cache
+//!    (one GET of `.rsm-manifest` on a miss).
+//! 4. `sequential.rs`: read positions per segment; an open reads ahead when it is the
+//!    second in a row to continue the previous stream.
+//! 5. `cached.rs`: chunk by chunk through the chunk cache or the default read-ahead store,
+//!    read-ahead loads started, awaited and finished through 6; each chunk load: plan (7)
+//!    -> GETs (8) -> restore (9).
+//! 6. `readahead.rs`: the read-ahead loads in flight (a load stores its chunk only if its
+//!    segment was not invalidated meanwhile), the default read-ahead store.
+//! 7. `ranges.rs`: the ranged GETs of a stream (pure arithmetic; [`ranges::Part`]s).
+//! 8. `window.rs`: issues a plan's GETs (several in flight), hands their bytes out in order.
+//! 9. `decode.rs`: stored bytes cut into stored chunks, decrypted and decompressed.
+//!
+//! Below all of them: `lifecycle/` (deadlines, memory budget). `fetch_index.rs` uses 3 and
+//! the lifecycle the same way.
 //!
 //! # Lifecycle: deadlines, memory, clean-up
 //! Every call runs inside [`lifecycle`]: each store call is bounded by the deadlines (the
@@ -39,13 +62,16 @@
 
 mod cached;
 mod copy;
+mod decode;
 mod delete;
 mod fetch;
 mod fetch_index;
 pub mod lifecycle;
+mod manifests;
 mod options;
 pub mod ranges;
 mod readahead;
+mod sequential;
 mod stats;
 mod window;
 
@@ -71,7 +97,7 @@ pub use options::{
     CompressionMode, DEFAULT_GETS_IN_FLIGHT, DEFAULT_MAX_GET_BYTES, DEFAULT_READ_AHEAD_BYTES,
     DEFAULT_READ_AHEAD_STORE_BYTES, EngineOptions,
 };
-pub use readahead::is_sequential;
+pub use sequential::is_sequential;
 use stats::Stats;
 
 /// The bytes of a segment range, in order, downloaded lazily: nothing is fetched beyond
@@ -92,19 +118,21 @@ pub(crate) struct EngineShared {
     /// Cache metrics (`cache.<name>.*`).
     pub(crate) registry: MetricsRegistry,
     /// Manifest key -> parsed manifest with its unwrapped cipher.
-    pub(crate) manifests: AsyncCache<String, Arc<fetch::Segment>>,
+    pub(crate) manifests: AsyncCache<String, Arc<manifests::Segment>>,
     /// (`.indexes` key, index) -> the index's original bytes.
     pub(crate) indexes: AsyncCache<(String, IndexType), Bytes>,
     /// Restored chunks (`fetch.chunk.cache.*`), when configured.
     pub(crate) chunks: Option<ChunkCache>,
-    /// Sequential-read detection, read-ahead loads in flight, the default read-ahead
-    /// store (`engine/readahead.rs`).
+    /// Read-ahead loads in flight, the default read-ahead store (`engine/readahead.rs`).
     pub(crate) reads: readahead::ReadAhead,
+    /// Where each segment's last stream started and how far it was read: does the next
+    /// open read ahead (`engine/sequential.rs`).
+    pub(crate) positions: sequential::Positions,
     /// Deadlines, memory budget, close bound (`lifecycle`).
     pub(crate) lifecycle: lifecycle::Lifecycle,
     closed: AtomicBool,
     /// Cancelled by `close`: copies in flight stop (and clean up) instead of running on.
-    closing: tokio_util::sync::CancellationToken,
+    pub(crate) closing: tokio_util::sync::CancellationToken,
     /// Copies in flight, so `shutdown` can wait until each has stopped and spawned its
     /// clean-up.
     copies: tokio_util::task::TaskTracker,
@@ -121,28 +149,25 @@ impl std::fmt::Debug for RemoteStorageManager {
 }
 
 impl EngineShared {
-    /// True once `close` was called (read-ahead starts nothing then).
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
-
     /// Drops cached manifest, indexes and (when the manifest is still cached, giving the
     /// chunk count) restored chunks of a segment (after delete or overwrite).
     pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
-        // Read-ahead loads of the segment in flight: forgotten first, so none of them
-        // caches its chunk afterwards (`engine/cached.rs`).
-        self.reads.forget(keys.log.as_str());
-        let stores = self.chunks.iter().chain(self.reads.store.iter());
-        for cache in stores {
-            let manifest_key = keys.manifest.as_str().to_string();
-            if let Some(segment) = self.manifests.get(&manifest_key).await {
-                if let Ok(index) = segment.manifest.chunk_index(&keys.manifest) {
-                    cache
-                        .invalidate_object(keys.log.as_str(), index.chunk_count())
-                        .await;
+        // Read-ahead loads of the segment in flight are forgotten and its stored chunks
+        // dropped with no load storing one meanwhile (`engine/readahead.rs`).
+        let drop_chunks = async {
+            let stores = self.chunks.iter().chain(self.reads.store.iter());
+            for cache in stores {
+                let manifest_key = keys.manifest.as_str().to_string();
+                if let Some(segment) = self.manifests.get(&manifest_key).await {
+                    if let Ok(index) = segment.manifest.chunk_index(&keys.manifest) {
+                        cache
+                            .invalidate_object(keys.log.as_str(), index.chunk_count())
+                            .await;
+                    }
                 }
             }
-        }
+        };
+        self.reads.forget(keys.log.as_str(), drop_chunks).await;
         self.manifests
             .invalidate(&keys.manifest.as_str().to_string())
             .await;
@@ -279,6 +304,7 @@ impl RemoteStorageManager {
                 indexes,
                 chunks: None,
                 reads,
+                positions: sequential::Positions::new(),
                 closed: AtomicBool::new(false),
                 closing: tokio_util::sync::CancellationToken::new(),
                 copies: tokio_util::task::TaskTracker::new(),
@@ -358,11 +384,17 @@ impl RemoteStorageManager {
         end: Option<u64>,
     ) -> Result<SegmentStream, RsmError> {
         self.check_open()?;
-        let span = tracing::debug_span!("fetch", segment = %segment_name(metadata), start, end);
+        let name = segment_name(metadata);
+        let span = tracing::debug_span!("fetch", segment = %name, start, end);
         let t = Instant::now();
-        let r = fetch::fetch(&self.inner, metadata, start, end)
-            .instrument(span)
-            .await;
+        let r = match self.inner.read_keys(metadata) {
+            Ok(keys) => {
+                fetch::fetch(&self.inner, keys, &name, start, end)
+                    .instrument(span)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
         self.inner.stats.fetch.record(t, &r);
         let served = self.inner.stats.bytes_served.clone();
         r.map(|s| {
@@ -384,15 +416,21 @@ impl RemoteStorageManager {
         index: IndexType,
     ) -> Result<Bytes, RsmError> {
         self.check_open()?;
+        let name = segment_name(metadata);
         let span = tracing::debug_span!(
             "fetch_index",
-            segment = %segment_name(metadata),
+            segment = %name,
             index = index.java_name()
         );
         let t = Instant::now();
-        let r = fetch_index::fetch_index(&self.inner, metadata, index)
-            .instrument(span)
-            .await;
+        let r = match self.inner.read_keys(metadata) {
+            Ok(keys) => {
+                fetch_index::fetch_index(&self.inner, keys, &name, index)
+                    .instrument(span)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
         self.inner.stats.fetch_index.record(t, &r);
         r
     }
@@ -406,39 +444,31 @@ impl RemoteStorageManager {
         self.check_open()?;
         let span = tracing::info_span!("delete", segment = %segment_name(metadata));
         let t = Instant::now();
-        let r = delete::delete(&self.inner, metadata).instrument(span).await;
+        let r = match self.inner.read_keys(metadata) {
+            Ok(keys) => delete::delete(&self.inner, keys).instrument(span).await,
+            Err(e) => Err(e),
+        };
         self.inner.stats.delete.record(t, &r);
         r
     }
 
     /// `close`: new calls fail with [`RsmError::Closed`]; copies in flight stop with
     /// [`RsmError::Closed`] and delete what they wrote (the broker copies the segment
-    /// again after its restart); fetch streams, fetchIndex and deletes in flight finish or
+    /// again after its restart); read-ahead loads in flight stop and store nothing; fetch streams, fetchIndex and deletes in flight finish or
     /// fail on their own (each bounded by its deadlines). Idempotent.
     pub fn close(&self) {
         self.inner.closed.store(true, Ordering::Release);
         self.inner.closing.cancel();
     }
 
-    /// [`close`](Self::close), then waits at most `timeout` for clean-up in flight
-    /// (deletes of cancelled copies, multipart aborts: `crate::backend::compensation`);
-    /// returns true when none is left. Call before stopping the runtime the engine runs on.
+    /// [`close`](Self::close) (which also cancels read-ahead loads in flight), then waits at
+    /// most `timeout` in all for the stopped copies, the read-ahead loads and the clean-up
+    /// in flight (deletes of cancelled copies, multipart aborts:
+    /// `crate::backend::compensation`); returns true when none is left
+    /// (`engine/lifecycle/close.rs`). Call before stopping the runtime the engine runs on.
     pub async fn shutdown(&self, timeout: std::time::Duration) -> bool {
         self.close();
-        let until = tokio::time::Instant::now() + timeout;
-        // Each stopped copy has spawned its clean-up once its future is gone.
-        self.inner.copies.close();
-        let _ = tokio::time::timeout_at(until, self.inner.copies.wait()).await;
-        let left = until.saturating_duration_since(tokio::time::Instant::now());
-        let idle = crate::backend::compensation::wait_idle(left).await;
-        if !idle {
-            tracing::warn!(
-                pending = crate::backend::compensation::pending(),
-                timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-                "clean-up still running at close; `tsm ls --orphans` shows anything left"
-            );
-        }
-        idle
+        lifecycle::close::drain(timeout, &self.inner.copies, &self.inner.reads.tasks).await
     }
 
     /// `tsm.close.timeout.ms`: the bound [`shutdown`](Self::shutdown) is given by the plugin.

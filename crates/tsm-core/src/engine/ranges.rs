@@ -1,6 +1,7 @@
 //! Range arithmetic of the read path: which ranged GETs one fetch stream issues, in order.
-//! Pure functions over byte offsets and the chunk index; [`super::window`] issues the GETs
-//! and hands their bytes out in plan order.
+//! Pure functions over byte offsets and the chunk index, called by `engine/fetch.rs` and
+//! `engine/cached.rs`; the [`Part`]s they produce go to [`super::window`], which issues the
+//! GETs and hands their bytes out in plan order.
 //!
 //! - [`split`]: one range cut into at most `n` contiguous sub-ranges of at least `min`
 //!   bytes (several GETs in flight for one chunk or one first read).
@@ -12,7 +13,7 @@
 //!   range. The first chunk's stored bytes are split into parallel sub-ranges (they are
 //!   concatenated again before decrypt / decompress: the window yields them in order), the
 //!   rest follows in GETs of whole chunks of at most `part_bytes` stored bytes (at least one
-//!   chunk, at most [`super::fetch::MAX_CHUNKS_PER_GET`] chunks).
+//!   chunk, at most [`MAX_CHUNKS_PER_GET`] chunks).
 //!
 //! Every plan covers its span exactly once, contiguously, in increasing order (property
 //! tests in `tests/read_ranges_proptest.rs`).
@@ -23,15 +24,11 @@ use tsm_codec::ChunkIndex;
 
 use crate::backend::ByteRange;
 
-/// One GET of a plan. `eager` parts are issued together when the stream opens; the
-/// others as the reader reaches them (see [`super::window`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Part {
-    /// The stored bytes this GET asks for (inclusive).
-    pub range: ByteRange,
-    /// Issued with the stream's first GETs (the bytes the reader certainly needs first).
-    pub eager: bool,
-}
+pub use super::window::Part;
+
+/// Largest number of chunks fetched by one GET (keeps tiny `chunk.size` values from making
+/// huge groups of per-chunk bookkeeping).
+pub(super) const MAX_CHUNKS_PER_GET: u64 = 4096;
 
 /// `range` cut into `k = clamp(len / min, 1, max_parts)` contiguous sub-ranges, in order,
 /// whose lengths differ by at most one byte (the first `len % k` are one byte longer).
@@ -131,7 +128,7 @@ pub fn chunk_plan(
         let head = index.chunk(next).filter(|_| next < end)?;
         let mut stop = next + 1;
         let mut bytes = head.transformed_len;
-        while stop < end && stop - next < super::fetch::MAX_CHUNKS_PER_GET {
+        while stop < end && stop - next < MAX_CHUNKS_PER_GET {
             let Some(c) = index.chunk(stop) else { break };
             if bytes + c.transformed_len > cap {
                 break;

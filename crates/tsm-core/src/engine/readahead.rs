@@ -1,22 +1,24 @@
-//! Sequential-access detection across the broker's consecutive `fetchLogSegment` calls on
-//! one segment, and the read-ahead state they share.
+//! The read-ahead loads in flight and where they go: the state `engine/cached.rs` starts,
+//! awaits and finishes read-ahead loads with (whether a stream reads ahead is
+//! `engine/sequential.rs`'s call). Calls nothing else of the engine.
 //!
-//! The broker reads a lagging consumer's partition as a series of calls: open at a
-//! position, read about `max.partition.fetch.bytes` (1 MiB), close; the next call opens
-//! where the records it handed out end (at or a partial batch before where the previous
-//! stream stopped). [`ReadAhead::open`] records, per `.log` object, where the last stream
-//! started and how far it was read ([`Cursor`]); an open counts as sequential when it
-//! starts after the previous stream's start and at most one chunk past the end of what
-//! that stream handed out. Anything else (the first open of a segment, a jump, a re-read
-//! of the same position) is random: no read-ahead. Two consumers interleaving on one
-//! segment overwrite each other's position (each then looks random to the other now and
-//! then: less read-ahead, never wrong bytes).
-//!
-//! Read-ahead itself (`engine/cached.rs`) puts chunks into a store: the configured chunk
+//! Read-ahead (`engine/cached.rs`) puts chunks into a store: the configured chunk
 //! cache (`fetch.chunk.cache.*`), else the default in-memory read-ahead store built here
 //! (`tsm.fetch.read.ahead.store.bytes`, its bound carved out of the memory budget by the
 //! engine). `inflight` holds the chunk loads read-ahead started, so a stream that needs a
 //! chunk whose GET is already running waits for that GET instead of issuing its own.
+//!
+//! Delete and overwrite (`EngineShared::invalidate`) against loads in flight: each load's
+//! entry carries its own id; a finishing load stores its chunk only while its own entry
+//! is still in `inflight` ([`ReadAhead::finish`]), and it checks, stores and removes its
+//! entry under `settle` shared, while invalidation forgets the segment's entries
+//! ([`ReadAhead::forget`]) and drops its stored chunks under `settle` exclusive. So a load
+//! either finished before the invalidation (which then drops its chunk) or sees its entry
+//! gone and stores nothing; it never stores a deleted or overwritten segment's chunk, nor
+//! removes the entry of a newer load of the same chunk.
+//!
+//! The loads run as tasks tracked in `tasks`; `shutdown` cancels them (the engine's close
+//! token) and waits for them, bounded (`engine/lifecycle/close.rs`).
 //!
 //! The next segment is not read ahead. The plugin sees only the segment the broker asks
 //! for (`RemoteLogSegmentMetadata`); which segment follows is the broker's knowledge (its
@@ -28,13 +30,13 @@
 //! segment's custom metadata. Guessing would download segments the broker may never ask
 //! for, so read-ahead stops at the end of the segment; the broker's first fetch of the
 //! next segment is an exact 1 MiB read (plain) or one chunk in parallel sub-range GETs,
-//! and the following fetch turns read-ahead on again.
+//! and the second fetch after it turns read-ahead on again.
 //!
-//! Memory: the position map holds at most [`MAX_TRACKED`] segments (a few words each,
-//! forgotten after [`TRACK_TTL`]); `inflight` at most `tsm.fetch.gets.in.flight` loads per
-//! segment being read ahead, each holding its chunk's reservation.
+//! Memory: `inflight` holds at most `tsm.fetch.gets.in.flight` loads per segment being
+//! read ahead, each holding its chunk's reservation.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,30 +44,30 @@ use bytes::Bytes;
 use futures::future::{BoxFuture, Shared};
 
 use crate::RsmError;
-use crate::cache::{AsyncCache, Bound, ChunkCache, ChunkKey};
+use crate::cache::{Bound, ChunkCache, ChunkKey};
 
-/// Segments whose last read position is remembered.
-pub(crate) const MAX_TRACKED: u64 = 4096;
-/// How long a read position is remembered without a new open.
-pub(crate) const TRACK_TTL: Duration = Duration::from_secs(600);
 /// How long a read-ahead chunk stays in the default store unless evicted earlier.
 pub(crate) const STORE_TTL: Duration = Duration::from_secs(120);
 
 /// A chunk load started by read-ahead, awaited by whoever needs the chunk.
 pub(crate) type InflightLoad = Shared<BoxFuture<'static, Result<Bytes, Arc<RsmError>>>>;
 
-/// Where the last stream of one segment started and how far it was read (original bytes).
-#[derive(Debug, Default)]
-struct Position {
-    start: u64,
-    end: u64,
+/// One read-ahead load in flight: its id (unique per engine) and the load.
+pub(crate) struct Inflight {
+    pub(crate) id: u64,
+    pub(crate) load: InflightLoad,
 }
 
 /// The engine's read-ahead state (see the module docs).
 pub(crate) struct ReadAhead {
-    positions: AsyncCache<String, Arc<Mutex<Position>>>,
     /// Chunk loads started by read-ahead, by chunk.
-    pub(crate) inflight: Mutex<HashMap<ChunkKey, InflightLoad>>,
+    pub(crate) inflight: Mutex<HashMap<ChunkKey, Inflight>>,
+    next_id: AtomicU64,
+    /// Shared by a finishing load while it stores its chunk, exclusive while a segment is
+    /// invalidated (see the module docs).
+    settle: tokio::sync::RwLock<()>,
+    /// The load tasks (`shutdown` waits for them).
+    pub(crate) tasks: tokio_util::task::TaskTracker,
     /// The default read-ahead store (`None` when a chunk cache is configured or read-ahead
     /// is off).
     pub(crate) store: Option<ChunkCache>,
@@ -73,35 +75,15 @@ pub(crate) struct ReadAhead {
     pub(crate) store_bytes: u64,
 }
 
-/// One stream's read position, updated as it hands bytes out.
-pub(crate) struct Cursor {
-    position: Arc<Mutex<Position>>,
-    start: u64,
-    served: u64,
-}
-
-impl Cursor {
-    /// `n` more bytes handed out.
-    pub(crate) fn advance(&mut self, n: u64) {
-        self.served += n;
-        let mut p = self.position.lock().unwrap_or_else(|e| e.into_inner());
-        // Only while no later stream of the segment has opened.
-        if p.start == self.start {
-            p.end = p.end.max(self.start + self.served);
-        }
-    }
-}
-
 impl ReadAhead {
     /// The state of one engine; `store_bytes` > 0 builds the default store of that bound
     /// (metrics `cache.readahead.*` in `registry`).
     pub(crate) fn new(store_bytes: u64, registry: &crate::metrics::MetricsRegistry) -> Self {
         Self {
-            positions: AsyncCache::builder("read-position")
-                .bound(Bound::Entries(MAX_TRACKED))
-                .ttl(Some(TRACK_TTL))
-                .build(),
             inflight: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(0),
+            settle: tokio::sync::RwLock::new(()),
+            tasks: tokio_util::task::TaskTracker::new(),
             store_bytes,
             store: (store_bytes > 0).then(|| {
                 ChunkCache::memory_named(
@@ -114,42 +96,51 @@ impl ReadAhead {
         }
     }
 
-    /// Records an open of `object` at `start`; true when it continues the previous
-    /// stream of that object (see the module docs; `slack`: one chunk, original bytes).
-    pub(crate) async fn open(&self, object: &str, start: u64, slack: u64) -> (bool, Cursor) {
-        let position = self
-            .positions
-            .get_or_load(object.to_string(), async {
-                Ok::<_, RsmError>(Arc::new(Mutex::new(Position {
-                    start: u64::MAX,
-                    end: 0,
-                })))
-            })
-            .await
-            .unwrap_or_else(|_| Arc::new(Mutex::new(Position::default())));
-        let sequential = {
-            let mut p = position.lock().unwrap_or_else(|e| e.into_inner());
-            let seq = is_sequential(p.start, p.end, start, slack);
-            *p = Position { start, end: start };
-            seq
-        };
-        (
-            sequential,
-            Cursor {
-                position,
-                start,
-                served: 0,
-            },
-        )
+    /// A fresh load id (unique per engine) for an [`Inflight`] entry.
+    pub(crate) fn new_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Forgets the read-ahead loads in flight for `object` (its segment was deleted or
-    /// overwritten): they finish, but cache nothing.
-    pub(crate) fn forget(&self, object: &str) {
+    /// Load `id` of `key` ended with `bytes` (`None`: failed or cancelled): stores them in
+    /// `store` and removes its entry, both only if the entry is still its own (see the
+    /// module docs).
+    pub(crate) async fn finish(
+        &self,
+        key: &ChunkKey,
+        id: u64,
+        bytes: Option<Bytes>,
+        store: &ChunkCache,
+    ) {
+        let _settled = self.settle.read().await;
+        let ours = |map: &HashMap<ChunkKey, Inflight>| map.get(key).is_some_and(|e| e.id == id);
+        let current = ours(&self.inflight.lock().unwrap_or_else(|e| e.into_inner()));
+        if !current {
+            // Forgotten (its segment was deleted or overwritten): store nothing.
+            return;
+        }
+        if let Some(bytes) = bytes {
+            store.insert(key.clone(), bytes).await;
+        }
+        let mut map = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
+        if ours(&map) {
+            map.remove(key);
+        }
+    }
+
+    /// Runs `drop_chunks` (which drops `object`'s stored chunks) after forgetting the
+    /// read-ahead loads in flight for `object`, with no load storing a chunk meanwhile:
+    /// they finish, but store nothing (its segment was deleted or overwritten).
+    pub(crate) async fn forget<F: std::future::Future<Output = ()>>(
+        &self,
+        object: &str,
+        drop_chunks: F,
+    ) {
+        let _exclusive = self.settle.write().await;
         self.inflight
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|k, _| &*k.object != object);
+        drop_chunks.await;
     }
 
     /// Read-ahead loads in flight, all segments.
@@ -168,46 +159,5 @@ impl ReadAhead {
             .keys()
             .filter(|k| &*k.object == object)
             .count()
-    }
-}
-
-/// The detection rule: an open at `start` continues a stream that opened at `prev_start`
-/// (`u64::MAX`: none) and handed out bytes up to `prev_end` (exclusive) when
-/// `prev_start < start <= prev_end + slack`.
-pub fn is_sequential(prev_start: u64, prev_end: u64, start: u64, slack: u64) -> bool {
-    prev_start != u64::MAX && prev_start < start && start <= prev_end.saturating_add(slack)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn detection_rule() {
-        // First open of a segment: random.
-        assert!(!is_sequential(u64::MAX, 0, 0, 100));
-        // The broker's next fetch: at, just before or just after the previous end.
-        assert!(is_sequential(0, 1000, 1000, 100));
-        assert!(is_sequential(0, 1000, 990, 100));
-        assert!(is_sequential(0, 1000, 1100, 100));
-        // A jump, a re-read, a step back.
-        assert!(!is_sequential(0, 1000, 1101, 100));
-        assert!(!is_sequential(500, 1000, 500, 100));
-        assert!(!is_sequential(500, 1000, 100, 100));
-    }
-
-    #[tokio::test]
-    async fn consecutive_opens_are_sequential_and_jumps_are_not() {
-        let r = ReadAhead::new(0, &crate::metrics::MetricsRegistry::new());
-        let (seq, mut c) = r.open("o", 0, 10).await;
-        assert!(!seq);
-        c.advance(100);
-        let (seq, mut c) = r.open("o", 95, 10).await;
-        assert!(seq);
-        c.advance(100);
-        let (seq, _) = r.open("o", 5000, 10).await;
-        assert!(!seq);
-        // Another object has its own position.
-        assert!(!r.open("p", 195, 10).await.0);
     }
 }

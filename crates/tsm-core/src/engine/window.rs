@@ -1,5 +1,7 @@
-//! [`Window`]: the ranged GETs of one plan ([`super::ranges`]) on one object, several in
-//! flight, their bytes handed out in plan order as one contiguous stream.
+//! [`Window`]: the ranged GETs of one plan (a sequence of [`Part`]s, built by
+//! `engine/ranges.rs`) on one object, several in flight, their bytes handed out in plan
+//! order as one contiguous stream (to `engine/fetch.rs`, `engine/cached.rs`, or
+//! `engine/decode.rs`'s chunk cutter). Calls only the lifecycle below it.
 //!
 //! The head GET's body items are handed through as they arrive (the first byte is one
 //! round trip away); the GETs behind it are polled in the same task and their items kept
@@ -29,10 +31,19 @@ use futures::{FutureExt, Stream, StreamExt};
 
 use super::EngineShared;
 use super::lifecycle::Reservation;
-use super::ranges::Part;
 use crate::RsmError;
 use crate::backend::{BackendError, ByteRange, ByteStream, ObjectKey};
 use crate::config::names as config_names;
+
+/// One GET of a plan (`engine/ranges.rs` builds plans). `eager` parts are issued together
+/// when the stream opens; the others as the reader reaches them (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// The stored bytes this GET asks for (inclusive).
+    pub range: ByteRange,
+    /// Issued with the stream's first GETs (the bytes the reader certainly needs first).
+    pub eager: bool,
+}
 
 type Opening = BoxFuture<'static, Result<(Option<Reservation>, ByteStream), RsmError>>;
 

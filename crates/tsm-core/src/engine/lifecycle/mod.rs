@@ -9,11 +9,13 @@
 //! | nothing left behind | [`cleanup`]: the copy guard; `crate::backend::compensation` counts what runs after a call is gone | `tsm.close.timeout.ms` |
 //!
 //! Shutdown (`RemoteStorageManager::shutdown`): new calls fail with `RsmError::Closed`,
-//! then the engine waits at most `tsm.close.timeout.ms` for compensations in flight
-//! (deletes of cancelled copies, multipart aborts) before its owner stops the runtime.
+//! copies and read-ahead loads in flight are cancelled, then the engine waits at most
+//! `tsm.close.timeout.ms` in all for them to end and for compensations in flight (deletes
+//! of cancelled copies, multipart aborts) before its owner stops the runtime ([`close`]).
 
 pub mod budget;
 pub mod cleanup;
+pub(crate) mod close;
 pub mod deadline;
 
 use std::time::Duration;

@@ -1,0 +1,104 @@
+//! A segment's manifest (object-format-v1 "Manifest") and the transform that restores its
+//! chunks, through the engine's manifest cache: the first step of `fetchLogSegment` and
+//! `fetchIndex`. Data comes from one GET of the `.rsm-manifest` object (bounded by
+//! `fetch.manifest.cache.get.timeout.ms` and the store deadlines), is parsed and has its
+//! data key unwrapped with the configured key ring; it goes to the read path
+//! (`engine/fetch.rs`, `engine/fetch_index.rs`). Also [`collect`], the whole-object read of
+//! small objects (the manifest, one index).
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+
+use super::EngineShared;
+use super::lifecycle::deadline::bounded;
+use crate::RsmError;
+use crate::backend::{ByteStream, ObjectKey};
+use crate::config::names as config_names;
+use crate::manifest::SegmentManifest;
+use crate::object_keys::SegmentKeys;
+use crate::transform::{SegmentTransform, segment_cipher};
+
+/// Largest manifest accepted (bytes): the chunk-size codec caps its decoded bytes at
+/// 10 MiB; base64 of the zstd frame of that is far below this.
+pub(super) const MAX_MANIFEST_BYTES: usize = 32 * 1024 * 1024;
+
+/// A segment's manifest and the transform that restores its chunks.
+pub(crate) struct Segment {
+    pub(crate) manifest: SegmentManifest,
+    pub(crate) transform: Arc<SegmentTransform>,
+}
+
+/// The segment's manifest and cipher, through the manifest cache.
+pub(crate) async fn load_segment(
+    inner: &EngineShared,
+    keys: &SegmentKeys,
+) -> Result<Arc<Segment>, RsmError> {
+    let load = inner
+        .manifests
+        .get_or_load(keys.manifest.as_str().to_string(), async {
+            read_segment(inner, keys).await.map(Arc::new)
+        });
+    bounded(
+        inner.opts.manifest_get_timeout,
+        config_names::MANIFEST_CACHE_GET_TIMEOUT_MS,
+        || format!("manifest {}", keys.manifest),
+        load,
+    )
+    .await
+}
+
+/// Reads and parses the manifest and unwraps the data key.
+async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segment, RsmError> {
+    let key = &keys.manifest;
+    let body = inner.backend.fetch(key, None).await?;
+    let bytes = collect(inner, key, body, MAX_MANIFEST_BYTES).await?;
+    let manifest = SegmentManifest::from_json(&bytes).map_err(|e| RsmError::Corrupt {
+        object: key.to_string(),
+        detail: format!("not a valid v1 manifest: {e}"),
+    })?;
+    let cipher = match (&manifest.encryption, &inner.opts.key_ring) {
+        (None, _) => None,
+        (Some(enc), Some(ring)) => {
+            Some(segment_cipher(ring, enc).map_err(|e| RsmError::Crypto(format!("{key}: {e}")))?)
+        }
+        (Some(enc), None) => {
+            let id = enc.data_key.split(':').next().unwrap_or("");
+            return Err(RsmError::Crypto(format!(
+                "{key}: the segment is encrypted with key pair {id:?} but encryption is not \
+                 configured (encryption.enabled=false)"
+            )));
+        }
+    };
+    // The level only matters for writing; any value restores.
+    let level = manifest
+        .compression
+        .then_some(tsm_codec::compression::DEFAULT_LEVEL);
+    Ok(Segment {
+        transform: Arc::new(SegmentTransform::new(level, cipher)),
+        manifest,
+    })
+}
+
+/// Collects a whole (small) object, refusing more than `max` bytes.
+pub(crate) async fn collect(
+    inner: &EngineShared,
+    key: &ObjectKey,
+    mut body: ByteStream,
+    max: usize,
+) -> Result<Bytes, RsmError> {
+    let mut buf = BytesMut::new();
+    while let Some(b) = body.next().await {
+        let b = b?;
+        inner.stats.bytes_downloaded.add(b.len() as u64);
+        if buf.len() + b.len() > max {
+            return Err(RsmError::Corrupt {
+                object: key.to_string(),
+                detail: format!("larger than the {max} bytes expected"),
+            });
+        }
+        buf.extend_from_slice(&b);
+    }
+    Ok(buf.freeze())
+}
