@@ -1,6 +1,6 @@
 //! Read-ahead against delete / overwrite and shutdown (issue 18), made deterministic with
 //! a backend that holds chosen GETs until the test releases them
-//! (`tsm_core::backend::gate`):
+//! (`tsm_storage::gate`):
 //! - a read-ahead load whose segment is overwritten while its GET is in flight never
 //!   serves its (old) chunk to a stream opened after the overwrite, even when a new
 //!   read-ahead of the same chunk has started meanwhile;
@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use engine_support::*;
 use futures::StreamExt;
-use tsm_core::backend::gate::GatedBackend;
 use tsm_core::cache::{Bound, ChunkCache};
 use tsm_core::engine::CompressionMode;
 use tsm_core::metrics::MetricsRegistry;
 use tsm_core::{RemoteStorageManager, StorageBackend};
+use tsm_storage::gate::GatedBackend;
 
 const CHUNK: u32 = 1024;
 
