@@ -1,6 +1,6 @@
 //! Range arithmetic of the read path: which ranged GETs one fetch stream issues, in order.
 //! Pure functions over byte offsets and the chunk index, called by `engine/fetch.rs` and
-//! `engine/cached.rs`; the [`Part`]s they produce go to [`super::window`], which issues the
+//! `engine/cached.rs`; the [`Part`]s they produce go to `engine/window.rs`, which issues the
 //! GETs and hands their bytes out in plan order.
 //!
 //! - [`split`]: one range cut into at most `n` contiguous sub-ranges of at least `min`
@@ -13,7 +13,7 @@
 //!   range. The first chunk's stored bytes are split into parallel sub-ranges (they are
 //!   concatenated again before decrypt / decompress: the window yields them in order), the
 //!   rest follows in GETs of whole chunks of at most `part_bytes` stored bytes (at least one
-//!   chunk, at most [`MAX_CHUNKS_PER_GET`] chunks).
+//!   chunk, at most `MAX_CHUNKS_PER_GET` chunks).
 //!
 //! Every plan covers its span exactly once, contiguously, in increasing order (property
 //! tests in `tests/read_ranges_proptest.rs`).

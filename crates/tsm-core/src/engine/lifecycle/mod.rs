@@ -11,7 +11,7 @@
 //! Shutdown (`RemoteStorageManager::shutdown`): new calls fail with `RsmError::Closed`,
 //! copies and read-ahead loads in flight are cancelled, then the engine waits at most
 //! `tsm.close.timeout.ms` in all for them to end and for compensations in flight (deletes
-//! of cancelled copies, multipart aborts) before its owner stops the runtime ([`close`]).
+//! of cancelled copies, multipart aborts) before its owner stops the runtime (`close.rs`).
 
 pub mod budget;
 pub mod cleanup;
