@@ -28,7 +28,8 @@
 //!    (one GET of `.rsm-manifest` on a miss).
 //! 4. `sequential.rs`: read positions per segment; an open reads ahead when it is the
 //!    second in a row to continue the previous stream.
-//! 5. `cached.rs`: chunk by chunk through the chunk cache or the default read-ahead store,
+//! 5. `cached.rs`: chunk by chunk through the chunk cache or the default read-ahead store
+//!    (a plain segment read ahead: the exact bytes up to the next chunk boundary first),
 //!    read-ahead loads started, awaited and finished through 6; each chunk load: plan (7)
 //!    -> GETs (8) -> restore (9).
 //! 6. `readahead.rs`: the read-ahead loads in flight (a load stores its chunk only if its
