@@ -33,7 +33,9 @@
 //! stream is dropped; `close` cancels them and `shutdown` waits for them (bounded,
 //! `engine/lifecycle/close.rs`). A failed or cancelled load caches nothing, and neither
 //! does a load whose segment was deleted or overwritten while it ran
-//! ([`super::readahead::ReadAhead::finish`]).
+//! ([`super::readahead::ReadAhead::finish`]). Chunks are keyed by the segment's
+//! generation when the stream opened (`engine/generations.rs`): what a stream opened
+//! before a delete or overwrite stores (its own loads included) no later stream finds.
 //!
 //! Memory: the wanted chunk's load (its sub-range GETs and the restored chunk, reserved
 //! while it runs) plus the read-ahead loads (reserved each) plus the store's own bound.
@@ -65,6 +67,9 @@ pub(super) struct Read {
     pub(super) key: ObjectKey,
     pub(super) index: Arc<ChunkIndex>,
     pub(super) transform: Arc<SegmentTransform>,
+    /// The segment's generation when the stream opened: part of its chunks' keys
+    /// (`engine/generations.rs`).
+    pub(super) generation: u64,
     pub(super) chunks: Range<u64>,
     pub(super) start: u64,
     pub(super) last: u64,
@@ -127,7 +132,7 @@ fn through_store(inner: Arc<EngineShared>, store: ChunkCache, r: Arc<Read>) -> S
                     r.ahead
                 };
                 prefetch(&inner, &store, &r, &object, n + 1, ahead);
-                let key = ChunkKey::new(object.clone(), n);
+                let key = ChunkKey::of_generation(object.clone(), r.generation, n);
                 let loader = wanted(inner.clone(), store.clone(), r.clone(), key.clone());
                 let bytes = bounded(
                     inner.opts.chunk_get_timeout,
@@ -266,7 +271,7 @@ fn prefetch(
         if m >= r.until && covered > ahead {
             break;
         }
-        let key = ChunkKey::new(object.clone(), m);
+        let key = ChunkKey::of_generation(object.clone(), r.generation, m);
         let n = m;
         m += 1;
         if store.contains(&key) {

@@ -66,7 +66,10 @@ pub(super) async fn fetch(
     start: u64,
     end: Option<u64>,
 ) -> Result<SegmentStream, RsmError> {
-    let segment = load_segment(inner, &keys).await?;
+    // Before any lookup: what this call caches goes under this generation
+    // (`engine/generations.rs`).
+    let generation = inner.generations.current(keys.log.as_str());
+    let segment = load_segment(inner, &keys, generation).await?;
     let index = segment.manifest.chunk_index(&keys.manifest)?;
     let size = index.original_file_size();
     let asked = match end {
@@ -138,13 +141,14 @@ pub(super) async fn fetch(
             && !stored_or_loading(
                 inner,
                 &store,
-                &ChunkKey::new(keys.log.as_str(), chunks.start),
+                &ChunkKey::of_generation(keys.log.as_str(), generation, chunks.start),
             );
         let head_last = last.min((boundary * chunk_size).saturating_sub(1));
         let read = |chunks| Read {
             key: keys.log.clone(),
             index: index.clone(),
             transform: transform.clone(),
+            generation,
             chunks,
             start,
             last,
