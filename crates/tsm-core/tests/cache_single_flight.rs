@@ -310,7 +310,7 @@ async fn disk_cache_is_private_per_instance_and_purges_objects() {
         "the second instance wiped the first's files"
     );
     // Purge one object's chunks: files go, a read loads again.
-    first.invalidate_object("seg.log", 3).await;
+    first.invalidate_object("seg.log", 0, 3).await;
     first.run_pending_tasks().await;
     assert!(
         files(&own, ".chunk").is_empty(),

@@ -45,20 +45,30 @@ pub const DISK_CACHE_MARKER: &str = ".tsm-chunk-cache";
 const MARKER_CONTENT: &[u8] =
     b"tsm chunk cache v1: files *.chunk here are created and deleted by tsm\n";
 
-/// Identifies one chunk: the `.log` object's full key and the chunk's index in it.
+/// Identifies one chunk: the `.log` object's full key, the generation of the segment it
+/// was read under (the engine's, bumped when the segment is deleted or overwritten, so a
+/// chunk of an older version is never looked up again) and the chunk's index in it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ChunkKey {
     /// The `.log` object key (`ObjectKey::as_str`), unique per segment.
     pub object: Arc<str>,
+    /// The segment's generation (0 from [`ChunkKey::new`]).
+    pub generation: u64,
     /// 0-based chunk index.
     pub chunk: u64,
 }
 
 impl ChunkKey {
-    /// Chunk `chunk` of object `object`.
+    /// Chunk `chunk` of object `object`, generation 0.
     pub fn new(object: impl Into<Arc<str>>, chunk: u64) -> Self {
+        Self::of_generation(object, 0, chunk)
+    }
+
+    /// Chunk `chunk` of object `object` read under `generation`.
+    pub fn of_generation(object: impl Into<Arc<str>>, generation: u64, chunk: u64) -> Self {
         Self {
             object: object.into(),
+            generation,
             chunk,
         }
     }
@@ -312,12 +322,12 @@ impl ChunkCache {
         }
     }
 
-    /// Drops chunks `0..chunks` of `object` (its segment was deleted or overwritten);
-    /// disk kind: their files are removed.
-    pub async fn invalidate_object(&self, object: &str, chunks: u64) {
+    /// Drops chunks `0..chunks` of `object` read under `generation` (its segment was
+    /// deleted or overwritten); disk kind: their files are removed.
+    pub async fn invalidate_object(&self, object: &str, generation: u64, chunks: u64) {
         let object: Arc<str> = Arc::from(object);
         for n in 0..chunks {
-            let key = ChunkKey::new(object.clone(), n);
+            let key = ChunkKey::of_generation(object.clone(), generation, n);
             match &self.store {
                 Store::Memory(c) => c.invalidate(&key).await,
                 Store::Disk { index, .. } => index.invalidate(&key).await,

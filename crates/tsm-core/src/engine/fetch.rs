@@ -7,7 +7,10 @@
 //!   when the default read-ahead store exists, for every transformed segment and for a
 //!   plain one when the open is the second or later in a row to continue the previous
 //!   stream of the segment (`engine/sequential.rs`: a lagging consumer). Read-ahead runs
-//!   there.
+//!   there. Such a plain open without a chunk cache reads the exact bytes up to the next
+//!   chunk boundary first (unless the chunk holding its start is stored or loading), then
+//!   the chunks from there: the exact reads before it handed out that chunk's start, so
+//!   read-ahead never downloads again bytes the reader already had.
 //! - plain segments (no compression, no encryption), otherwise: the exact requested range
 //!   (clamped to the segment), no chunk alignment: [`plain_plan`] (the first
 //!   `first_read_bytes` split into up to `tsm.fetch.gets.in.flight` parallel sub-range
@@ -40,7 +43,7 @@ use futures::stream;
 use futures::{StreamExt, TryStreamExt};
 use tsm_codec::ChunkIndex;
 
-use super::cached::{Read, cached_stream};
+use super::cached::{Read, cached_stream, plain_then_chunks, stored_or_loading};
 use super::decode::{Group, Restore, cut_chunks, restore};
 use super::lifecycle::budget;
 use super::manifests::load_segment;
@@ -49,6 +52,7 @@ use super::window::Window;
 use super::{EngineShared, SegmentStream};
 use crate::RsmError;
 use crate::backend::{ByteRange, ObjectKey};
+use crate::cache::ChunkKey;
 use crate::config::names as config_names;
 use crate::object_keys::SegmentKeys;
 use crate::transform::SegmentTransform;
@@ -62,7 +66,10 @@ pub(super) async fn fetch(
     start: u64,
     end: Option<u64>,
 ) -> Result<SegmentStream, RsmError> {
-    let segment = load_segment(inner, &keys).await?;
+    // Before any lookup: what this call caches goes under this generation
+    // (`engine/generations.rs`).
+    let generation = inner.generations.current(keys.log.as_str());
+    let segment = load_segment(inner, &keys, generation).await?;
     let index = segment.manifest.chunk_index(&keys.manifest)?;
     let size = index.original_file_size();
     let asked = match end {
@@ -124,20 +131,47 @@ pub(super) async fn fetch(
                 last.min(start.saturating_add(inner.opts.first_read_bytes.max(1)) - 1);
             first_read_last / chunk_size + 1
         };
-        cached_stream(
-            inner.clone(),
-            store,
-            Read {
-                key: keys.log,
-                index,
-                transform,
-                chunks,
-                start,
-                last,
-                until,
-                ahead,
-            },
-        )
+        // A plain segment read ahead into the default store: the exact bytes up to the
+        // next chunk boundary first (the exact reads before this one handed out the
+        // chunk's start), unless the chunk holding `start` is stored or loading already.
+        let boundary = chunks.start + 1;
+        let head = inner.chunks.is_none()
+            && transform.is_identity()
+            && !start.is_multiple_of(chunk_size)
+            && !stored_or_loading(
+                inner,
+                &store,
+                &ChunkKey::of_generation(keys.log.as_str(), generation, chunks.start),
+            );
+        let head_last = last.min((boundary * chunk_size).saturating_sub(1));
+        let read = |chunks| Read {
+            key: keys.log.clone(),
+            index: index.clone(),
+            transform: transform.clone(),
+            generation,
+            chunks,
+            start,
+            last,
+            until,
+            ahead,
+        };
+        if head {
+            let head = Window::new(
+                inner.clone(),
+                keys.log.clone(),
+                plain_plan(start, head_last, sizes),
+                inner.opts.gets_in_flight,
+            )
+            .boxed();
+            plain_then_chunks(
+                inner.clone(),
+                store,
+                read(boundary.min(chunks.end)..chunks.end),
+                head,
+            )
+        } else {
+            cached_stream(inner.clone(), store, read(chunks))
+        }
     } else if transform.is_identity() {
         // Plain: the exact range, the store's bytes handed through as they arrive.
         Window::new(

@@ -24,11 +24,13 @@ pub(super) async fn fetch_index(
     name: &str,
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
-    let load = inner
-        .indexes
-        .get_or_load((keys.indexes.as_str().to_string(), index), async {
-            read_index(inner, name, &keys, index).await
-        });
+    // Before any lookup: what this call caches goes under this generation
+    // (`engine/generations.rs`).
+    let generation = inner.generations.current(keys.log.as_str());
+    let load = inner.indexes.get_or_load(
+        (keys.indexes.as_str().to_string(), generation, index),
+        async { read_index(inner, name, &keys, generation, index).await },
+    );
     bounded(
         inner.opts.indexes_get_timeout,
         names::INDEXES_CACHE_GET_TIMEOUT_MS,
@@ -42,9 +44,10 @@ async fn read_index(
     inner: &Arc<EngineShared>,
     name: &str,
     keys: &SegmentKeys,
+    generation: u64,
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
-    let segment = load_segment(inner, keys).await?;
+    let segment = load_segment(inner, keys, generation).await?;
     let Some(entry) = segment.manifest.segment_indexes.get(index) else {
         return Err(RsmError::NotFound(format!(
             "{name}: the segment has no {} index (manifest {})",

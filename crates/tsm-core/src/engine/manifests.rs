@@ -30,14 +30,16 @@ pub(crate) struct Segment {
     pub(crate) transform: Arc<SegmentTransform>,
 }
 
-/// The segment's manifest and cipher, through the manifest cache.
+/// The segment's manifest and cipher, through the manifest cache, under the segment's
+/// `generation` (`engine/generations.rs`; taken by the caller when its call started).
 pub(crate) async fn load_segment(
     inner: &EngineShared,
     keys: &SegmentKeys,
+    generation: u64,
 ) -> Result<Arc<Segment>, RsmError> {
     let load = inner
         .manifests
-        .get_or_load(keys.manifest.as_str().to_string(), async {
+        .get_or_load((keys.manifest.as_str().to_string(), generation), async {
             read_segment(inner, keys).await.map(Arc::new)
         });
     bounded(

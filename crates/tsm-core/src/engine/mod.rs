@@ -25,10 +25,13 @@
 //!    range: plan (7) -> GETs (8); a transformed segment's chunks: plan (7) -> GETs (8)
 //!    -> cut and restore (9) -> trimmed to the range.
 //! 3. `manifests.rs`: the manifest and the segment's transform, through the manifest cache
-//!    (one GET of `.rsm-manifest` on a miss).
+//!    (one GET of `.rsm-manifest` on a miss), under the segment's generation
+//!    (`generations.rs`: taken first, part of every cache key of the segment, ended by a
+//!    delete or overwrite, so nothing cached of an older version is ever served).
 //! 4. `sequential.rs`: read positions per segment; an open reads ahead when it is the
 //!    second in a row to continue the previous stream.
-//! 5. `cached.rs`: chunk by chunk through the chunk cache or the default read-ahead store,
+//! 5. `cached.rs`: chunk by chunk through the chunk cache or the default read-ahead store
+//!    (a plain segment read ahead: the exact bytes up to the next chunk boundary first),
 //!    read-ahead loads started, awaited and finished through 6; each chunk load: plan (7)
 //!    -> GETs (8) -> restore (9).
 //! 6. `readahead.rs`: the read-ahead loads in flight (a load stores its chunk only if its
@@ -66,6 +69,7 @@ mod decode;
 mod delete;
 mod fetch;
 mod fetch_index;
+mod generations;
 pub mod lifecycle;
 mod manifests;
 mod options;
@@ -117,10 +121,12 @@ pub(crate) struct EngineShared {
     pub(crate) stats: Stats,
     /// Cache metrics (`cache.<name>.*`).
     pub(crate) registry: MetricsRegistry,
-    /// Manifest key -> parsed manifest with its unwrapped cipher.
-    pub(crate) manifests: AsyncCache<String, Arc<manifests::Segment>>,
-    /// (`.indexes` key, index) -> the index's original bytes.
-    pub(crate) indexes: AsyncCache<(String, IndexType), Bytes>,
+    /// (Manifest key, segment generation) -> parsed manifest with its unwrapped cipher.
+    pub(crate) manifests: AsyncCache<(String, u64), Arc<manifests::Segment>>,
+    /// (`.indexes` key, segment generation, index) -> the index's original bytes.
+    pub(crate) indexes: AsyncCache<(String, u64, IndexType), Bytes>,
+    /// Each segment's generation, part of every cache key of it (`engine/generations.rs`).
+    pub(crate) generations: generations::Generations,
     /// Restored chunks (`fetch.chunk.cache.*`), when configured.
     pub(crate) chunks: Option<ChunkCache>,
     /// Read-ahead loads in flight, the default read-ahead store (`engine/readahead.rs`).
@@ -149,31 +155,38 @@ impl std::fmt::Debug for RemoteStorageManager {
 }
 
 impl EngineShared {
-    /// Drops cached manifest, indexes and (when the manifest is still cached, giving the
-    /// chunk count) restored chunks of a segment (after delete or overwrite).
+    /// After a delete or overwrite of a segment (once the store call returned): ends its
+    /// generation, so nothing cached of it before, or cached later by calls that started
+    /// before, is looked up again (`engine/generations.rs`); then drops what can be found
+    /// of the ended generation (its manifest, indexes and, when that manifest is still
+    /// cached, giving the chunk count, its restored chunks) to free their room.
     pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
+        let ended = self.generations.bump(keys.log.as_str());
         // Read-ahead loads of the segment in flight are forgotten and its stored chunks
         // dropped with no load storing one meanwhile (`engine/readahead.rs`).
         let drop_chunks = async {
-            let stores = self.chunks.iter().chain(self.reads.store.iter());
-            for cache in stores {
-                let manifest_key = keys.manifest.as_str().to_string();
-                if let Some(segment) = self.manifests.get(&manifest_key).await {
-                    if let Ok(index) = segment.manifest.chunk_index(&keys.manifest) {
-                        cache
-                            .invalidate_object(keys.log.as_str(), index.chunk_count())
-                            .await;
-                    }
-                }
+            let Some(g) = ended else { return };
+            let manifest_key = (keys.manifest.as_str().to_string(), g);
+            let Some(segment) = self.manifests.get(&manifest_key).await else {
+                return;
+            };
+            let Ok(index) = segment.manifest.chunk_index(&keys.manifest) else {
+                return;
+            };
+            for cache in self.chunks.iter().chain(self.reads.store.iter()) {
+                cache
+                    .invalidate_object(keys.log.as_str(), g, index.chunk_count())
+                    .await;
             }
         };
         self.reads.forget(keys.log.as_str(), drop_chunks).await;
+        let Some(g) = ended else { return };
         self.manifests
-            .invalidate(&keys.manifest.as_str().to_string())
+            .invalidate(&(keys.manifest.as_str().to_string(), g))
             .await;
         for t in IndexType::ALL {
             self.indexes
-                .invalidate(&(keys.indexes.as_str().to_string(), t))
+                .invalidate(&(keys.indexes.as_str().to_string(), g, t))
                 .await;
         }
     }
@@ -274,7 +287,7 @@ impl RemoteStorageManager {
                     .map_or(Bound::Unbounded, Bound::Bytes),
             )
             .ttl(opts.indexes_cache_ttl)
-            .weigher(|_k: &(String, IndexType), v: &Bytes| v.len() as u64)
+            .weigher(|_k: &(String, u64, IndexType), v: &Bytes| v.len() as u64)
             .metrics(&registry)
             .build();
         // Every store call the engine makes is bounded here, whatever the backend.
@@ -305,6 +318,7 @@ impl RemoteStorageManager {
                 chunks: None,
                 reads,
                 positions: sequential::Positions::new(),
+                generations: generations::Generations::new(),
                 closed: AtomicBool::new(false),
                 closing: tokio_util::sync::CancellationToken::new(),
                 copies: tokio_util::task::TaskTracker::new(),

@@ -15,7 +15,10 @@
 //! ([`ReadAhead::forget`]) and drops its stored chunks under `settle` exclusive. So a load
 //! either finished before the invalidation (which then drops its chunk) or sees its entry
 //! gone and stores nothing; it never stores a deleted or overwritten segment's chunk, nor
-//! removes the entry of a newer load of the same chunk.
+//! removes the entry of a newer load of the same chunk. Beneath this, every chunk key holds
+//! the segment's generation (`engine/generations.rs`), which invalidation ends: a chunk
+//! stored under an ended generation (by any load, a stream's own included) is never
+//! looked up again.
 //!
 //! The loads run as tasks tracked in `tasks`; `shutdown` cancels them (the engine's close
 //! token) and waits for them, bounded (`engine/lifecycle/close.rs`).
