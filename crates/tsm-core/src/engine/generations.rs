@@ -18,27 +18,42 @@
 //! atomic with any check before it, and dropping needs to know the keys; a key nobody
 //! asks for needs neither.
 //!
-//! Memory: one entry (the key and a `u64`) per segment read since it was last invalidated;
-//! invalidation removes the entry (the next call takes a fresh generation), and past
-//! [`MAX_TRACKED`] entries the map is emptied: every segment then gets a fresh generation
-//! (its cached entries are not found again: one more download each, never stale bytes).
+//! Memory: one entry (the key and a `u64`) per segment read recently, at most
+//! 2 x [`MAX_TRACKED`]: the segments read since the last rotation (`current`) and those of
+//! the period before (`previous`); a segment read again moves back into `current`. When
+//! `current` is full it becomes `previous` and the old `previous` is forgotten: a segment
+//! not read for a whole period gets a fresh generation the next time (its cached entries,
+//! cold by then, are not found again: one more download, never stale bytes). A broker
+//! reading many segments thus loses only the cold ones, never the whole cache at once.
+//! Invalidation removes the segment's entry.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// Segments whose generation is remembered before the map is emptied (see the module
-/// docs).
+/// Segments per period whose generation is remembered (see the module docs).
 pub(crate) const MAX_TRACKED: usize = 16_384;
 
 /// The generation of each segment read (see the module docs).
 pub(crate) struct Generations {
-    /// `.log` key -> its current generation; with the next generation to hand out.
     state: Mutex<State>,
 }
 
 struct State {
+    /// `.log` key -> generation, for the segments read in this period.
     current: HashMap<String, u64>,
+    /// The same for the period before.
+    previous: HashMap<String, u64>,
+    /// The next generation to hand out.
     next: u64,
+}
+
+impl State {
+    fn remember(&mut self, object: &str, g: u64) {
+        if self.current.len() >= MAX_TRACKED {
+            self.previous = std::mem::take(&mut self.current);
+        }
+        self.current.insert(object.to_string(), g);
+    }
 }
 
 impl Generations {
@@ -47,6 +62,7 @@ impl Generations {
         Self {
             state: Mutex::new(State {
                 current: HashMap::new(),
+                previous: HashMap::new(),
                 next: 0,
             }),
         }
@@ -59,23 +75,25 @@ impl Generations {
         if let Some(g) = s.current.get(object) {
             return *g;
         }
-        if s.current.len() >= MAX_TRACKED {
-            s.current.clear();
-        }
-        let g = s.next;
-        s.next += 1;
-        s.current.insert(object.to_string(), g);
+        let g = match s.previous.remove(object) {
+            Some(g) => g,
+            None => {
+                let g = s.next;
+                s.next += 1;
+                g
+            }
+        };
+        s.remember(object, g);
         g
     }
 
     /// Ends the current generation of `object` (its segment was deleted or overwritten):
     /// the next [`Self::current`] hands out a fresh one. Returns the ended one, if any.
     pub(crate) fn bump(&self, object: &str) -> Option<u64> {
-        self.state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .current
-            .remove(object)
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let current = s.current.remove(object);
+        let previous = s.previous.remove(object);
+        current.or(previous)
     }
 }
 
@@ -94,11 +112,26 @@ mod tests {
         assert_eq!(g.bump("a"), None);
         let a2 = g.current("a");
         assert!(a2 != a && a2 != b);
-        // Emptied when full: fresh generations, never an old one.
+        // A full period rotates: "a", read in it, is kept one more period; read again it
+        // stays; a segment not read for a whole period gets a fresh generation, never an
+        // old one.
         for i in 0..MAX_TRACKED {
             g.current(&format!("x{i}"));
         }
+        assert_eq!(g.current("a"), a2, "read in the last period: kept");
+        assert_eq!(g.current("x0"), g.current("x0"));
+        for i in 0..2 * MAX_TRACKED {
+            g.current(&format!("y{i}"));
+        }
         let a3 = g.current("a");
-        assert!(a3 > a2);
+        assert!(a3 > a2, "not read for a whole period: a fresh generation");
+        assert_eq!(g.bump("a"), Some(a3));
+        // Bump finds a segment of the period before, too.
+        let z = g.current("z");
+        for i in 0..MAX_TRACKED {
+            g.current(&format!("w{i}"));
+        }
+        assert_eq!(g.bump("z"), Some(z));
+        assert!(g.current("z") > z);
     }
 }
