@@ -93,25 +93,61 @@ impl ChunkCipher {
             });
         }
         let (iv, rest) = stored.split_at(IV_LEN);
-        let fail = || CryptoError::Authentication {
-            chunk: chunk_index,
-            len: stored.len(),
-        };
-        let nonce = Nonce::try_assume_unique_for_key(iv).map_err(|_| fail())?;
         // ciphertext || tag, opened in place; the plaintext is the first len - 16 bytes.
         let mut buf = rest.to_vec();
+        let n = self.open(chunk_index, iv, &mut buf, stored.len())?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
+    /// As [`ChunkCipher::decrypt`], in place: `stored` is `IV(12) || ciphertext || tag(16)`
+    /// on entry; on success it holds the plaintext at the returned range (`12..len - 16`),
+    /// with no copy and no allocation. For a stored chunk the caller owns (a buffer the read
+    /// path assembled), so decrypting a 4 MiB chunk does not first copy it.
+    ///
+    /// # Errors
+    /// As [`ChunkCipher::decrypt`]; on error `stored` is zeroized (it may hold
+    /// unauthenticated plaintext).
+    pub fn decrypt_in_place(
+        &self,
+        chunk_index: u64,
+        stored: &mut [u8],
+    ) -> Result<std::ops::Range<usize>, CryptoError> {
+        let len = stored.len();
+        if len < ENCRYPTION_OVERHEAD {
+            return Err(CryptoError::ChunkTooShort {
+                chunk: chunk_index,
+                len,
+            });
+        }
+        let (iv, rest) = stored.split_at_mut(IV_LEN);
+        let n = self.open(chunk_index, iv, rest, len)?;
+        Ok(IV_LEN..IV_LEN + n)
+    }
+
+    /// Opens `in_out` (`ciphertext || tag`) in place with the nonce `iv`; returns the
+    /// plaintext length (its first bytes). On failure `in_out` is zeroized: never hand out
+    /// (or leave behind) unauthenticated bytes. `stored_len` only names the chunk's size in
+    /// the error.
+    fn open(
+        &self,
+        chunk_index: u64,
+        iv: &[u8],
+        in_out: &mut [u8],
+        stored_len: usize,
+    ) -> Result<usize, CryptoError> {
+        let fail = || CryptoError::Authentication {
+            chunk: chunk_index,
+            len: stored_len,
+        };
+        let nonce = Nonce::try_assume_unique_for_key(iv).map_err(|_| fail())?;
         match self
             .aead
-            .open_in_place(nonce, aead::Aad::from(self.aad.as_bytes()), &mut buf)
+            .open_in_place(nonce, aead::Aad::from(self.aad.as_bytes()), in_out)
         {
-            Ok(plain) => {
-                let n = plain.len();
-                buf.truncate(n);
-                Ok(buf)
-            }
+            Ok(plain) => Ok(plain.len()),
             Err(_) => {
-                // Never hand out (or leave behind) unauthenticated bytes.
-                buf.zeroize();
+                in_out.zeroize();
                 Err(fail())
             }
         }

@@ -111,7 +111,10 @@ proptest! {
         let c = cipher();
         let stored = c.encrypt(&plain).unwrap();
         prop_assert_eq!(stored.len(), plain.len() + ENCRYPTION_OVERHEAD);
-        prop_assert_eq!(c.decrypt(0, &stored).unwrap(), plain);
+        prop_assert_eq!(&c.decrypt(0, &stored).unwrap(), &plain);
+        let mut in_place = stored.clone();
+        let r = c.decrypt_in_place(0, &mut in_place).unwrap();
+        prop_assert_eq!(&in_place[r], &plain[..]);
     }
 
     #[test]
@@ -130,6 +133,13 @@ proptest! {
         prop_assert!(is_auth_error);
         let expected = format!("chunk {chunk}:");
         prop_assert!(err.to_string().starts_with(&expected));
+        // In place: the same error, and no byte after the IV is left behind (it may have
+        // been decrypted before the tag check failed).
+        let mut in_place = stored.clone();
+        let err = c.decrypt_in_place(chunk, &mut in_place).unwrap_err();
+        let is_auth_error = matches!(err, CryptoError::Authentication { chunk: c2, .. } if c2 == chunk);
+        prop_assert!(is_auth_error);
+        prop_assert!(in_place[IV_LEN..].iter().all(|b| *b == 0));
     }
 
     #[test]
@@ -142,8 +152,10 @@ proptest! {
         let stored = c.encrypt(&plain).unwrap();
         let keep = cut.index(stored.len());
         prop_assert!(c.decrypt(5, &stored[..keep]).is_err());
+        prop_assert!(c.decrypt_in_place(5, &mut stored.clone()[..keep]).is_err());
         let mut longer = stored.clone();
         longer.extend_from_slice(&extra);
         prop_assert!(c.decrypt(5, &longer).is_err());
+        prop_assert!(c.decrypt_in_place(5, &mut longer).is_err());
     }
 }

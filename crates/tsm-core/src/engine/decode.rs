@@ -157,9 +157,12 @@ impl GetBodyChunks {
             if !self.pending.is_empty() {
                 let take = (need - self.acc.len()).min(self.pending.len());
                 let part = self.pending.split_to(take);
+                // The whole chunk's buffer at once (no regrowth copies), handed out as its
+                // only owner: decryption then works in place (`SegmentTransform::decode_chunk`).
+                self.acc.reserve(need - self.acc.len());
                 self.acc.extend_from_slice(&part);
                 if self.acc.len() == need {
-                    let out = self.acc.split().freeze();
+                    let out = std::mem::take(&mut self.acc).freeze();
                     self.next += 1;
                     return Ok(Some((out, self)));
                 }
