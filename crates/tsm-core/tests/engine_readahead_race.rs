@@ -77,6 +77,13 @@ async fn a_read_ahead_load_of_an_overwritten_segment_never_serves_its_old_chunk(
         .expect("open s2");
     let first = s2.next().await.expect("s2 item").expect("s2 chunk 0");
     assert_eq!(&first[..], &new[..CHUNK as usize]);
+    // S2 started its read-ahead of chunk 1 before reading chunk 0: a load of its own, not
+    // the old one's (the same key would mean the overwrite did not end the generation).
+    assert_eq!(
+        engine.read_ahead_loads(),
+        2,
+        "S2 did not start its own read-ahead of chunk 1"
+    );
     let fresh = gate.next_held().await;
 
     // The old load ends now, with the old bytes.
