@@ -10,13 +10,14 @@
 //!
 //! Delete and overwrite (`EngineShared::invalidate`) need nothing here: a load's key holds
 //! the generation of the stream that started it (`engine/generations.rs`), which the
-//! invalidation ends. A load finishing after it stores its chunk and removes its entry
-//! under a key no call started after the invalidation looks up (streams opened before it
-//! may still find them: their own GET could give them the old bytes too), and a newer load
-//! of the same chunk has another key, which the old one neither answers for nor removes.
+//! invalidation ends. A load ending after the invalidation stores its chunk and removes
+//! its entry under a key no call started after the invalidation looks up (streams opened
+//! before it may still find them: their own GET could give them the old bytes too), and a
+//! newer load of the same chunk has another key, which the old one neither answers for
+//! nor removes.
 //! The old chunk is left to eviction (the store's bound; the default store's
 //! [`STORE_TTL`]): invalidation drops the ended generation's chunks it finds, not those
-//! stored after it. Within one generation a key has at most one load: its entry is
+//! stored after it. Within one generation a key has one load at a time: its entry is
 //! inserted only while the key is absent (under the `inflight` lock, `engine/cached.rs`)
 //! and removed only by its own load as it ends ([`ReadAhead::finish`]), so the entry a
 //! load removes is its own. Invalidation leaves `inflight` alone: forgetting entries frees
