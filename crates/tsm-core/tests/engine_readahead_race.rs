@@ -13,36 +13,26 @@ use std::time::Duration;
 
 use engine_support::*;
 use futures::StreamExt;
-use tsm_core::cache::{Bound, ChunkCache};
-use tsm_core::engine::CompressionMode;
-use tsm_core::metrics::MetricsRegistry;
-use tsm_core::{RemoteStorageManager, StorageBackend};
+use tsm_core::RemoteStorageManager;
 use tsm_storage::gate::GatedBackend;
+use tsm_storage::{ByteRange, ObjectKey};
 
 const CHUNK: u32 = 1024;
 
-/// An engine with a memory chunk cache over `world`'s backend behind a gate that holds
-/// every GET of a `.log` object starting at chunk 1 (plain segments: stored = original
-/// offsets). A fetch of chunks 0..=1 reads chunk 0 itself and reads chunk 1 ahead.
-fn gated_engine(world: &World) -> (RemoteStorageManager, Arc<GatedBackend>) {
-    let gate = Arc::new(GatedBackend::new(world.backend.clone(), |key, range| {
+/// [`gated_engine`] holding every GET of a `.log` object starting at chunk 1 (plain
+/// segments: stored = original offsets). A fetch of chunks 0..=1 reads chunk 0 itself and
+/// reads chunk 1 ahead.
+fn engine_holding_chunk_1(world: &World) -> (RemoteStorageManager, Arc<GatedBackend>) {
+    let holds = |key: &ObjectKey, range: Option<ByteRange>| {
         key.as_str().ends_with(".log") && range.is_some_and(|r| r.start == u64::from(CHUNK))
-    }));
-    let registry = MetricsRegistry::new();
-    let cache = ChunkCache::memory(Bound::Bytes(1 << 20), None, &registry);
-    let mut opts = options(CHUNK, CompressionMode::Off, None);
-    opts.prefetch_max_size = 0;
-    opts.read_ahead_bytes = 0;
-    let backend: Arc<dyn StorageBackend> = gate.clone();
-    let engine =
-        RemoteStorageManager::with_registry(backend, opts, registry).with_chunk_cache(Some(cache));
-    (engine, gate)
+    };
+    gated_engine(world, CHUNK, holds, |_| {})
 }
 
 #[tokio::test]
 async fn a_read_ahead_load_of_an_overwritten_segment_never_serves_its_old_chunk() {
     let world = World::new();
-    let (engine, gate) = gated_engine(&world);
+    let (engine, gate) = engine_holding_chunk_1(&world);
     let old = Rng::new(1).bytes(4 * CHUNK as usize);
     let new = Rng::new(2).bytes(4 * CHUNK as usize);
     let v1 = segment(&world.path("v1"), old.clone(), false, 1);
@@ -77,6 +67,13 @@ async fn a_read_ahead_load_of_an_overwritten_segment_never_serves_its_old_chunk(
         .expect("open s2");
     let first = s2.next().await.expect("s2 item").expect("s2 chunk 0");
     assert_eq!(&first[..], &new[..CHUNK as usize]);
+    // S2 started its read-ahead of chunk 1 before reading chunk 0: a load of its own, not
+    // the old one's (the same key would mean the overwrite did not end the generation).
+    assert_eq!(
+        engine.read_ahead_loads(),
+        2,
+        "S2 did not start its own read-ahead of chunk 1"
+    );
     let fresh = gate.next_held().await;
 
     // The old load ends now, with the old bytes.
@@ -112,7 +109,7 @@ async fn a_read_ahead_load_of_an_overwritten_segment_never_serves_its_old_chunk(
 #[tokio::test]
 async fn shutdown_cancels_read_ahead_loads_in_flight_and_waits_for_them() {
     let world = World::new();
-    let (engine, gate) = gated_engine(&world);
+    let (engine, gate) = engine_holding_chunk_1(&world);
     let log = Rng::new(3).bytes(4 * CHUNK as usize);
     let seg = segment(&world.path("s"), log.clone(), false, 3);
     engine

@@ -7,22 +7,20 @@
 //! - random 1 MiB reads: no read-ahead, waste within the stated bound;
 //! - plain exact ranges: bytes downloaded == bytes asked;
 //! - a dropped stream: its budget back to zero, no GET after it;
-//! - several GETs in flight: a store that answers only once several GETs are open.
+//! - several GETs in flight: the gate (`tsm_storage::gate`) holds every `.log` GET; the
+//!   read has 4 open before any answers.
 
 mod engine_support;
 
-use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use async_trait::async_trait;
 use bytes::Bytes;
 use engine_support::*;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
+use tsm_core::RemoteStorageManager;
 use tsm_core::engine::{CompressionMode, EngineOptions};
 use tsm_core::metrics::MetricsRegistry;
-use tsm_core::{RemoteStorageManager, StorageBackend};
-use tsm_storage::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey};
+use tsm_storage::gate::GatedBackend;
 
 const MIB: u64 = 1 << 20;
 
@@ -343,107 +341,19 @@ async fn a_dropped_stream_returns_its_budget_and_issues_no_more_gets() {
     }
 }
 
-/// A store whose GET bodies give their first byte only once `need` GETs are open at once
-/// (or fail at the engine's first-byte deadline if the engine never opens that many).
-struct Gate {
-    inner: Arc<dyn StorageBackend>,
-    need: usize,
-    open: Arc<AtomicUsize>,
-    max: Arc<AtomicUsize>,
-    notify: Arc<tokio::sync::Notify>,
-}
-
-impl fmt::Debug for Gate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Gate")
-    }
-}
-
-impl fmt::Display for Gate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("gate")
-    }
-}
-
-struct Open(Arc<AtomicUsize>);
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-#[async_trait]
-impl StorageBackend for Gate {
-    async fn upload(
-        &self,
-        key: &ObjectKey,
-        body: ByteStream,
-        size: Option<u64>,
-    ) -> Result<u64, BackendError> {
-        self.inner.upload(key, body, size).await
-    }
-
-    async fn fetch(
-        &self,
-        key: &ObjectKey,
-        range: Option<ByteRange>,
-    ) -> Result<ByteStream, BackendError> {
-        let body = self.inner.fetch(key, range).await?;
-        if !key.as_str().ends_with(".log") {
-            return Ok(body);
-        }
-        let n = self.open.fetch_add(1, Ordering::SeqCst) + 1;
-
-        self.max.fetch_max(n, Ordering::SeqCst);
-        self.notify.notify_waiters();
-        let guard = Open(self.open.clone());
-        let (max, need, notify) = (self.max.clone(), self.need, self.notify.clone());
-        // Latched: once `need` GETs were open at once, every body flows.
-        let gate = async move {
-            while max.load(Ordering::SeqCst) < need {
-                let wait = notify.notified();
-                if max.load(Ordering::SeqCst) >= need {
-                    break;
-                }
-                wait.await;
-            }
-        };
-        Ok(futures::stream::once(gate)
-            .filter_map(|()| async { None })
-            .chain(body)
-            .map(move |item| {
-                let _open = &guard;
-                item
-            })
-            .boxed())
-    }
-
-    async fn delete(&self, keys: &[ObjectKey]) -> Result<(), BackendError> {
-        self.inner.delete(keys).await
-    }
-
-    fn list(&self, prefix: &ObjectKey) -> ListStream {
-        self.inner.list(prefix)
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_gets_are_in_flight_for_one_read() {
     for compression in [CompressionMode::Off, CompressionMode::On] {
         let world = World::new();
-        let (open, max) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let gate = Arc::new(Gate {
-            inner: world.backend.clone(),
-            need: 4,
-            open: open.clone(),
-            max: max.clone(),
-            notify: Arc::new(tokio::sync::Notify::new()),
-        });
+        // Holds every `.log` GET until released below.
+        let gate = Arc::new(GatedBackend::new(world.backend.clone(), |key, _| {
+            key.as_str().ends_with(".log")
+        }));
         let mut opts = options(MIB as u32, compression, None);
         opts.gets_in_flight = 4;
+        // An engine that never opens 4 GETs at once fails here instead of hanging.
         opts.deadlines.first_byte = std::time::Duration::from_secs(20);
-        let engine = RemoteStorageManager::new(gate, opts);
+        let engine = RemoteStorageManager::new(gate.clone(), opts);
         // Random bytes: a compressed chunk stays about 1 MiB, so it splits in 4.
         let seg = segment(&world.path("s"), Rng::new(6).bytes(5 << 20), false, 6);
         engine
@@ -452,14 +362,32 @@ async fn several_gets_are_in_flight_for_one_read() {
             .expect("copy");
         // One 1 MiB read: the first read (plain) or the one chunk (compressed) in 4
         // sub-range GETs of >= 256 KiB, all open before any byte arrives.
-        let got = broker_fetch(&engine, &seg, 0, MIB as usize).await;
+        let read = broker_fetch(&engine, &seg, 0, MIB as usize);
+        tokio::pin!(read);
+        let mut held = Vec::new();
+        while held.len() < 4 {
+            tokio::select! {
+                call = gate.next_held() => held.push(call),
+                got = &mut read => panic!(
+                    "{compression:?}: the read ended ({} bytes) with {} GETs held",
+                    got.len(),
+                    held.len()
+                ),
+            }
+        }
+        let finished: Vec<_> = held.into_iter().map(|c| c.release()).collect();
+        let got = read.await;
         assert_eq!(got.len() as u64, MIB);
-        assert_eq!(max.load(Ordering::SeqCst), 4, "{compression:?}");
-        assert_eq!(
-            open.load(Ordering::SeqCst),
-            0,
-            "{compression:?}: GETs left open"
+        assert!(
+            gate.try_next_held().is_none(),
+            "{compression:?}: more than 4 GETs"
         );
+        for f in finished {
+            assert!(
+                f.wait().now_or_never().is_some(),
+                "{compression:?}: GETs left open"
+            );
+        }
     }
 }
 

@@ -9,7 +9,9 @@
 //! each held call, in arrival order, as a [`HeldCall`]; [`HeldCall::release`] lets the
 //! bytes through and returns a [`Finished`] that resolves once the caller dropped the
 //! body stream (the GET is over on the caller's side); [`HeldCall::gone`] resolves when
-//! the call was dropped while held (its caller was cancelled). Dropping a `HeldCall`
+//! the call was dropped while held (its caller was cancelled);
+//! [`GatedBackend::try_next_held`] tells, without waiting, whether another call is held
+//! (none beyond those expected arrived). Dropping a `HeldCall`
 //! releases it. Calls the predicate does not match pass straight through; other operations
 //! are forwarded unchanged.
 
@@ -110,6 +112,12 @@ impl GatedBackend {
             // The sender lives in `self`: the channel cannot close while we are borrowed.
             None => unreachable!("the gate's own sender is alive"),
         }
+    }
+
+    /// The next held call if one has already arrived, without waiting (`None` also while a
+    /// [`Self::next_held`] is waiting).
+    pub fn try_next_held(&self) -> Option<HeldCall> {
+        self.arrivals.try_lock().ok()?.try_recv().ok()
     }
 }
 
@@ -228,6 +236,7 @@ mod tests {
         };
         let held = gate.next_held().await;
         assert_eq!(held.key, key);
+        assert!(gate.try_next_held().is_none(), "one call held");
         put(b"new").await;
         let finished = held.release();
         assert_eq!(&call.await.expect("join")[..], b"old");

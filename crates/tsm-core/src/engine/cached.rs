@@ -31,11 +31,10 @@
 //! deadlines and `fetch.chunk.cache.get.timeout.ms`. Read-ahead loads outlive the stream
 //! that started them (their point is the broker's next fetch); nothing starts after the
 //! stream is dropped; `close` cancels them and `shutdown` waits for them (bounded,
-//! `engine/lifecycle/close.rs`). A failed or cancelled load caches nothing, and neither
-//! does a load whose segment was deleted or overwritten while it ran
-//! ([`super::readahead::ReadAhead::finish`]). Chunks are keyed by the segment's
-//! generation when the stream opened (`engine/generations.rs`): what a stream opened
-//! before a delete or overwrite stores (its own loads included) no later stream finds.
+//! `engine/lifecycle/close.rs`). A failed or cancelled load caches nothing. Chunks are
+//! keyed by the segment's generation when the stream opened (`engine/generations.rs`):
+//! what a stream opened before a delete or overwrite stores (its own loads and its
+//! read-ahead loads, whenever they end) no later stream finds (`engine/readahead.rs`).
 //!
 //! Memory: the wanted chunk's load (its sub-range GETs and the restored chunk, reserved
 //! while it runs) plus the read-ahead loads (reserved each) plus the store's own bound.
@@ -53,7 +52,6 @@ use super::decode::{Restore, restore};
 use super::lifecycle::budget::stored_chunk_bound;
 use super::lifecycle::deadline::bounded;
 use super::ranges::{PlanSizes, chunk_plan};
-use super::readahead::Inflight;
 use super::window::Window;
 use super::{EngineShared, SegmentStream};
 use crate::RsmError;
@@ -168,7 +166,7 @@ async fn wanted(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get(&key)
-        .map(|e| e.load.clone());
+        .cloned();
     if let Some(load) = running {
         return load.await.map_err(RsmError::from_shared);
     }
@@ -262,7 +260,7 @@ fn prefetch(
         return;
     };
     let max = inner.opts.gets_in_flight;
-    let mut running = inner.reads.inflight_for(object);
+    let mut running = inner.reads.inflight_for(object, r.generation);
     let mut covered = 0u64;
     let mut m = from;
     while running < max && m < r.index.chunk_count() {
@@ -308,14 +306,7 @@ fn prefetch(
         }
         .boxed()
         .shared();
-        let id = inner.reads.new_id();
-        inflight.insert(
-            key.clone(),
-            Inflight {
-                id,
-                load: load.clone(),
-            },
-        );
+        inflight.insert(key.clone(), load.clone());
         drop(inflight);
         running += 1;
         let (inner, store) = (inner.clone(), store.clone());
@@ -329,8 +320,9 @@ fn prefetch(
                 if let Err(e) = &r {
                     tracing::debug!(error = %e, chunk = key.chunk, "read-ahead failed");
                 }
-                // Stored only if the segment was not deleted or overwritten meanwhile.
-                inner.reads.finish(&key, id, r.ok(), &store).await;
+                // Under the stream's generation: if the segment was deleted or overwritten
+                // meanwhile, no later call looks it up (`engine/readahead.rs`).
+                inner.reads.finish(&key, r.ok(), &store).await;
             },
             &rt,
         );

@@ -34,8 +34,9 @@
 //!    (a plain segment read ahead: the exact bytes up to the next chunk boundary first),
 //!    read-ahead loads started, awaited and finished through 6; each chunk load: plan (7)
 //!    -> GETs (8) -> restore (9).
-//! 6. `readahead.rs`: the read-ahead loads in flight (a load stores its chunk only if its
-//!    segment was not invalidated meanwhile), the default read-ahead store.
+//! 6. `readahead.rs`: the read-ahead loads in flight (keyed, as their chunks, by the
+//!    segment's generation: none is found after a delete or overwrite), the default
+//!    read-ahead store.
 //! 7. `ranges.rs`: the ranged GETs of a stream (pure arithmetic; [`ranges::Part`]s).
 //! 8. `window.rs`: issues a plan's GETs (several in flight), hands their bytes out in order.
 //! 9. `decode.rs`: stored bytes cut into stored chunks, decrypted and decompressed.
@@ -161,29 +162,21 @@ impl EngineShared {
     /// of the ended generation (its manifest, indexes and, when that manifest is still
     /// cached, giving the chunk count, its restored chunks) to free their room.
     pub(crate) async fn invalidate(&self, keys: &SegmentKeys) {
-        let ended = self.generations.bump(keys.log.as_str());
-        // Read-ahead loads of the segment in flight are forgotten and its stored chunks
-        // dropped with no load storing one meanwhile (`engine/readahead.rs`).
-        let drop_chunks = async {
-            let Some(g) = ended else { return };
-            let manifest_key = (keys.manifest.as_str().to_string(), g);
-            let Some(segment) = self.manifests.get(&manifest_key).await else {
-                return;
-            };
-            let Ok(index) = segment.manifest.chunk_index(&keys.manifest) else {
-                return;
-            };
+        // Read-ahead loads in flight are left to end: they store under the ended
+        // generation (`engine/readahead.rs`).
+        let Some(g) = self.generations.bump(keys.log.as_str()) else {
+            return;
+        };
+        let manifest_key = (keys.manifest.as_str().to_string(), g);
+        let segment = self.manifests.get(&manifest_key).await;
+        if let Some(index) = segment.and_then(|s| s.manifest.chunk_index(&keys.manifest).ok()) {
             for cache in self.chunks.iter().chain(self.reads.store.iter()) {
                 cache
                     .invalidate_object(keys.log.as_str(), g, index.chunk_count())
                     .await;
             }
-        };
-        self.reads.forget(keys.log.as_str(), drop_chunks).await;
-        let Some(g) = ended else { return };
-        self.manifests
-            .invalidate(&(keys.manifest.as_str().to_string(), g))
-            .await;
+        }
+        self.manifests.invalidate(&manifest_key).await;
         for t in IndexType::ALL {
             self.indexes
                 .invalidate(&(keys.indexes.as_str().to_string(), g, t))

@@ -8,17 +8,25 @@
 //! engine). `inflight` holds the chunk loads read-ahead started, so a stream that needs a
 //! chunk whose GET is already running waits for that GET instead of issuing its own.
 //!
-//! Delete and overwrite (`EngineShared::invalidate`) against loads in flight: each load's
-//! entry carries its own id; a finishing load stores its chunk only while its own entry
-//! is still in `inflight` ([`ReadAhead::finish`]), and it checks, stores and removes its
-//! entry under `settle` shared, while invalidation forgets the segment's entries
-//! ([`ReadAhead::forget`]) and drops its stored chunks under `settle` exclusive. So a load
-//! either finished before the invalidation (which then drops its chunk) or sees its entry
-//! gone and stores nothing; it never stores a deleted or overwritten segment's chunk, nor
-//! removes the entry of a newer load of the same chunk. Beneath this, every chunk key holds
-//! the segment's generation (`engine/generations.rs`), which invalidation ends: a chunk
-//! stored under an ended generation (by any load, a stream's own included) is never
-//! looked up again.
+//! Delete and overwrite (`EngineShared::invalidate`) need nothing here: a load's key holds
+//! the generation of the stream that started it (`engine/generations.rs`), which the
+//! invalidation ends. A load ending after the invalidation stores its chunk and removes
+//! its entry under a key no call started after the invalidation looks up (streams opened
+//! before it may still find them: their own GET could give them the old bytes too), and a
+//! newer load of the same chunk has another key, which the old one neither answers for
+//! nor removes.
+//! The old chunk is left to eviction (the store's bound; the default store's
+//! [`STORE_TTL`]): invalidation drops the ended generation's chunks it finds, not those
+//! stored after it. Within one generation a key has one load at a time: its entry is
+//! inserted only while the key is absent (under the `inflight` lock, `engine/cached.rs`)
+//! and removed only by its own load as it ends ([`ReadAhead::finish`]), so the entry a
+//! load removes is its own. Invalidation leaves `inflight` alone: forgetting entries frees
+//! no memory (a load's task holds the load and its reservation until it ends, bounded by
+//! the deadlines) and would let a stream opened before the invalidation start a second
+//! load of a key whose first one still runs and, ending, would remove the second's entry.
+//! The per-segment limit counts the loads of the stream's generation only
+//! ([`ReadAhead::inflight_for`]): an ended generation's loads do not hold back the new
+//! one's read-ahead.
 //!
 //! The loads run as tasks tracked in `tasks`; `shutdown` cancels them (the engine's close
 //! token) and waits for them, bounded (`engine/lifecycle/close.rs`).
@@ -36,10 +44,10 @@
 //! and the second fetch after it turns read-ahead on again.
 //!
 //! Memory: `inflight` holds at most `tsm.fetch.gets.in.flight` loads per segment being
-//! read ahead, each holding its chunk's reservation.
+//! read ahead (per generation: an ended one's loads run out beside the new one's), each
+//! holding its chunk's reservation from the memory budget.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,20 +63,11 @@ pub(crate) const STORE_TTL: Duration = Duration::from_secs(120);
 /// A chunk load started by read-ahead, awaited by whoever needs the chunk.
 pub(crate) type InflightLoad = Shared<BoxFuture<'static, Result<Bytes, Arc<RsmError>>>>;
 
-/// One read-ahead load in flight: its id (unique per engine) and the load.
-pub(crate) struct Inflight {
-    pub(crate) id: u64,
-    pub(crate) load: InflightLoad,
-}
-
 /// The engine's read-ahead state (see the module docs).
 pub(crate) struct ReadAhead {
-    /// Chunk loads started by read-ahead, by chunk.
-    pub(crate) inflight: Mutex<HashMap<ChunkKey, Inflight>>,
-    next_id: AtomicU64,
-    /// Shared by a finishing load while it stores its chunk, exclusive while a segment is
-    /// invalidated (see the module docs).
-    settle: tokio::sync::RwLock<()>,
+    /// Chunk loads started by read-ahead, by chunk (at most one per key, see the module
+    /// docs).
+    pub(crate) inflight: Mutex<HashMap<ChunkKey, InflightLoad>>,
     /// The load tasks (`shutdown` waits for them).
     pub(crate) tasks: tokio_util::task::TaskTracker,
     /// The default read-ahead store (`None` when a chunk cache is configured or read-ahead
@@ -84,8 +83,6 @@ impl ReadAhead {
     pub(crate) fn new(store_bytes: u64, registry: &crate::metrics::MetricsRegistry) -> Self {
         Self {
             inflight: Mutex::new(HashMap::new()),
-            next_id: AtomicU64::new(0),
-            settle: tokio::sync::RwLock::new(()),
             tasks: tokio_util::task::TaskTracker::new(),
             store_bytes,
             store: (store_bytes > 0).then(|| {
@@ -99,51 +96,17 @@ impl ReadAhead {
         }
     }
 
-    /// A fresh load id (unique per engine) for an [`Inflight`] entry.
-    pub(crate) fn new_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Load `id` of `key` ended with `bytes` (`None`: failed or cancelled): stores them in
-    /// `store` and removes its entry, both only if the entry is still its own (see the
-    /// module docs).
-    pub(crate) async fn finish(
-        &self,
-        key: &ChunkKey,
-        id: u64,
-        bytes: Option<Bytes>,
-        store: &ChunkCache,
-    ) {
-        let _settled = self.settle.read().await;
-        let ours = |map: &HashMap<ChunkKey, Inflight>| map.get(key).is_some_and(|e| e.id == id);
-        let current = ours(&self.inflight.lock().unwrap_or_else(|e| e.into_inner()));
-        if !current {
-            // Forgotten (its segment was deleted or overwritten): store nothing.
-            return;
-        }
+    /// The load of `key` ended with `bytes` (`None`: failed or cancelled): stores them in
+    /// `store`, then removes the load's entry (its own: see the module docs), in that order
+    /// so a stream never misses both.
+    pub(crate) async fn finish(&self, key: &ChunkKey, bytes: Option<Bytes>, store: &ChunkCache) {
         if let Some(bytes) = bytes {
             store.insert(key.clone(), bytes).await;
         }
-        let mut map = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
-        if ours(&map) {
-            map.remove(key);
-        }
-    }
-
-    /// Runs `drop_chunks` (which drops `object`'s stored chunks) after forgetting the
-    /// read-ahead loads in flight for `object`, with no load storing a chunk meanwhile:
-    /// they finish, but store nothing (its segment was deleted or overwritten).
-    pub(crate) async fn forget<F: std::future::Future<Output = ()>>(
-        &self,
-        object: &str,
-        drop_chunks: F,
-    ) {
-        let _exclusive = self.settle.write().await;
         self.inflight
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|k, _| &*k.object != object);
-        drop_chunks.await;
+            .remove(key);
     }
 
     /// Read-ahead loads in flight, all segments.
@@ -154,13 +117,13 @@ impl ReadAhead {
             .len()
     }
 
-    /// Read-ahead loads in flight for `object`.
-    pub(crate) fn inflight_for(&self, object: &str) -> usize {
+    /// Read-ahead loads in flight for generation `generation` of `object`.
+    pub(crate) fn inflight_for(&self, object: &str, generation: u64) -> usize {
         self.inflight
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .keys()
-            .filter(|k| &*k.object == object)
+            .filter(|k| &*k.object == object && k.generation == generation)
             .count()
     }
 }

@@ -1,7 +1,8 @@
 //! Shared helpers of the `engine_*` tests: a filesystem-backed engine in a temp dir,
 //! segment files (random bytes, Kafka v2 record batches from `tsm-kafka-log`), RSA key
-//! pairs generated at test time (never committed) and written as PEM, and byte-exact
-//! checks of fetch ranges.
+//! pairs generated at test time (never committed) and written as PEM, byte-exact checks
+//! of fetch ranges, and an engine behind a gate that holds chosen GETs
+//! (`tsm_storage::gate`).
 
 #![allow(dead_code)]
 
@@ -12,7 +13,9 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use futures::TryStreamExt;
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+use tsm_core::cache::{Bound, ChunkCache};
 use tsm_core::engine::{CompressionMode, EngineOptions};
+use tsm_core::metrics::MetricsRegistry;
 use tsm_core::{
     IndexType, KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata, RemoteStorageManager, RsmError,
     StorageBackend,
@@ -21,6 +24,8 @@ use tsm_crypto::KeyRing;
 use tsm_kafka_log::files::leader_epoch_checkpoint;
 use tsm_kafka_log::{BatchBuilder, Compression};
 use tsm_storage::filesystem::FilesystemBackend;
+use tsm_storage::gate::GatedBackend;
+use tsm_storage::{ByteRange, ObjectKey};
 
 /// A deterministic pseudo-random byte generator (xorshift64*), so failures reproduce.
 pub(crate) struct Rng(u64);
@@ -173,6 +178,28 @@ pub(crate) fn options(
     o.max_in_flight = 4;
     o.max_get_bytes = 64 * 1024;
     o
+}
+
+/// An engine of `chunk`-byte chunks with a 1 MiB memory chunk cache, no prefetch and no
+/// read-ahead past the requested range (then `tweak`), over `world`'s backend behind a
+/// gate that holds the GETs `holds(key, range)` selects until the test releases them.
+pub(crate) fn gated_engine(
+    world: &World,
+    chunk: u32,
+    holds: impl Fn(&ObjectKey, Option<ByteRange>) -> bool + Send + Sync + 'static,
+    tweak: impl FnOnce(&mut EngineOptions),
+) -> (RemoteStorageManager, Arc<GatedBackend>) {
+    let gate = Arc::new(GatedBackend::new(world.backend.clone(), holds));
+    let registry = MetricsRegistry::new();
+    let cache = ChunkCache::memory(Bound::Bytes(1 << 20), None, &registry);
+    let mut opts = options(chunk, CompressionMode::Off, None);
+    opts.prefetch_max_size = 0;
+    opts.read_ahead_bytes = 0;
+    tweak(&mut opts);
+    let backend: Arc<dyn StorageBackend> = gate.clone();
+    let engine =
+        RemoteStorageManager::with_registry(backend, opts, registry).with_chunk_cache(Some(cache));
+    (engine, gate)
 }
 
 /// The broker's files of one segment, and what fetchIndex must return.
