@@ -123,6 +123,8 @@ enum Store {
 #[derive(Clone, Debug)]
 pub struct ChunkCache {
     store: Store,
+    /// Its bound in bytes (`None`: unbounded).
+    capacity: Option<u64>,
 }
 
 /// Why the disk chunk cache cannot start.
@@ -133,6 +135,14 @@ pub struct ChunkCacheError {
     pub path: PathBuf,
     /// What is wrong.
     pub detail: String,
+}
+
+/// The bytes of a [`Bound::Bytes`] bound (`None` for the other bounds).
+fn bound_bytes(bound: Bound) -> Option<u64> {
+    match bound {
+        Bound::Bytes(n) => Some(n),
+        _ => None,
+    }
 }
 
 impl ChunkCache {
@@ -182,6 +192,7 @@ impl ChunkCache {
             .build();
         Self {
             store: Store::Memory(cache),
+            capacity: bound_bytes(bound),
         }
     }
 
@@ -197,6 +208,7 @@ impl ChunkCache {
         registry: &MetricsRegistry,
     ) -> Result<Self, ChunkCacheError> {
         let (dir, lock) = claim_disk_dir(base)?;
+        let capacity = bound_bytes(bound);
         let index = AsyncCache::builder("chunk")
             .bound(bound)
             .ttl(ttl)
@@ -221,6 +233,7 @@ impl ChunkCache {
                 run,
                 _lock: Arc::new(lock),
             },
+            capacity,
         })
     }
 
@@ -365,6 +378,12 @@ impl ChunkCache {
             Store::Memory(c) => c.weighted_size(),
             Store::Disk { index, .. } => index.weighted_size(),
         }
+    }
+
+    /// The most bytes of chunk data the cache holds (`None`: unbounded). Read-ahead stays
+    /// well inside it (`engine/cached.rs`), or it evicts its own chunks before they are read.
+    pub fn capacity_bytes(&self) -> Option<u64> {
+        self.capacity
     }
 
     /// The disk cache's own directory (`None` for the memory kind).

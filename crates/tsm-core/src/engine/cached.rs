@@ -22,8 +22,11 @@
 //! first read: `first_read_bytes` from the start, 1 MiB), then the stored bytes after
 //! chunk `n` up to `fetch.chunk.cache.prefetch.max.size` with a chunk cache (the Java
 //! plugin's meaning: on every read) or `tsm.fetch.read.ahead.bytes` when the stream
-//! is the second or later in a row to continue the previous one (`engine/sequential.rs`) or has itself read a whole chunk
-//! past its first read (a tool restoring a segment), whichever is larger.
+//! is the second or later in a row to continue the previous one (`engine/sequential.rs`)
+//! or has itself read a whole chunk past its first read (a tool restoring a segment),
+//! whichever is larger — but never more original bytes than half the store's bound,
+//! shared by the segments reading ahead at the time (at least one chunk): read-ahead that
+//! outruns the store evicts its own chunks before they are read ([`store_room`]).
 //! Per segment at most `tsm.fetch.gets.in.flight` read-ahead loads run at once; chunks
 //! already stored or loading are skipped. A read-ahead load runs only when its memory
 //! (stored + original chunk) is free in the budget right now (it never waits for
@@ -243,6 +246,19 @@ async fn load_chunk(
     })
 }
 
+/// Original bytes one segment may read ahead into `store`: half its bound, shared by the
+/// segments reading ahead right now (`u64::MAX` for an unbounded store). Read-ahead that
+/// outruns the store evicts its own chunks before the reader gets to them (LRU: a chunk
+/// loaded ahead is older than the chunks read since) and downloads them again: 32 MiB of
+/// stored bytes ahead on a compressed segment are ~144 MiB of original chunks, and a
+/// catch-up on the filesystem downloaded 1.7x the stored bytes through the 64 MiB default
+/// store. The other half holds the chunks being read and just read.
+fn store_room(inner: &EngineShared, store: &ChunkCache, object: &str) -> u64 {
+    store.capacity_bytes().map_or(u64::MAX, |cap| {
+        cap / 2 / inner.reads.segments_reading_ahead(object) as u64
+    })
+}
+
 /// Starts read-ahead loads of the chunks from `from` on: those before `r.until`, then
 /// those within `ahead` stored bytes (see the module docs). Never waits.
 fn prefetch(
@@ -261,12 +277,15 @@ fn prefetch(
     };
     let max = inner.opts.gets_in_flight;
     let mut running = inner.reads.inflight_for(object, r.generation);
-    let mut covered = 0u64;
+    let room = store_room(inner, store, object);
+    let (mut covered, mut covered_original) = (0u64, 0u64);
     let mut m = from;
     while running < max && m < r.index.chunk_count() {
         let Some(c) = r.index.chunk(m) else { break };
         covered += c.transformed_len;
-        if m >= r.until && covered > ahead {
+        covered_original += c.original_len;
+        // The first chunk ahead is always in reach; more only while they fit the room.
+        if m >= r.until && (covered > ahead || (m > from && covered_original > room)) {
             break;
         }
         let key = ChunkKey::of_generation(object.clone(), r.generation, m);

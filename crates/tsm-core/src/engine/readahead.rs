@@ -117,6 +117,20 @@ impl ReadAhead {
             .len()
     }
 
+    /// Segments reading ahead right now (with loads in flight), `object` counted whether or
+    /// not it has any: they share the store (`engine/cached.rs` divides it among them).
+    pub(crate) fn segments_reading_ahead(&self, object: &str) -> usize {
+        let map = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
+        let mut others: Vec<&str> = map
+            .keys()
+            .map(|k| &*k.object)
+            .filter(|o| *o != object)
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        others.len() + 1
+    }
+
     /// Read-ahead loads in flight for generation `generation` of `object`.
     pub(crate) fn inflight_for(&self, object: &str, generation: u64) -> usize {
         self.inflight
