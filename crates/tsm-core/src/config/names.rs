@@ -395,7 +395,9 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
          second time in a row (a lagging consumer), the chunks after the one being read are \
          downloaded in parallel GETs \
          into the chunk cache (`fetch.chunk.cache.*` when set, else the read-ahead store) \
-         so each stored byte is downloaded once. Random reads get no read-ahead. `0` turns \
+         so each stored byte is downloaded once. Never more original bytes than half the \
+         store (chunk cache or read-ahead store) holds, shared by the segments reading ahead \
+         at the time (at least one chunk each). Random reads get no read-ahead. `0` turns \
          it off. An integer from 0 to 2147483647.",
     ),
     key(
@@ -403,8 +405,10 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         "67108864",
         "tsm only. Size in bytes of the in-memory read-ahead store used when no \
          `fetch.chunk.cache.class` is set; taken out of `tsm.memory.budget.bytes` (at most \
-         half of it). `0`: no read-ahead without a chunk cache. An integer from 0 to \
-         2147483647.",
+         half of it). Each segment reading ahead gets half the store divided by the number of \
+         segments reading ahead at once: raise it for many concurrent catch-ups (e.g. 8 \
+         chunks per catching-up partition). `0`: no read-ahead without a chunk cache. An \
+         integer from 0 to 2147483647.",
     ),
     key(
         CLOSE_TIMEOUT_MS,
