@@ -379,13 +379,18 @@ pub extern "system" fn Java_io_tsm_kafka_NativeBridge_read<'l>(
         }
         match stream::read(handle as u64, len as usize, timeout_ms) {
             stream::ReadOutcome::Code(c) => Ok(c),
-            stream::ReadOutcome::Data(b) => {
-                // SAFETY: u8 and i8 have the same size and alignment; the bytes are only
-                // reinterpreted for the JNI copy.
-                let signed: &[i8] =
-                    unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) };
-                buf.set_region(env, off, signed)?;
-                Ok(b.len() as jint)
+            stream::ReadOutcome::Data(items) => {
+                let mut at = off;
+                for b in items {
+                    // SAFETY: u8 and i8 have the same size and alignment; the bytes are
+                    // only reinterpreted for the JNI copy.
+                    let signed: &[i8] =
+                        unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) };
+                    buf.set_region(env, at, signed)?;
+                    // At most `len` bytes in all (`stream::read`), so this stays a jint.
+                    at += b.len() as jint;
+                }
+                Ok(at - off)
             }
         }
     })

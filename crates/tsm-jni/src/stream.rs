@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use tsm_core::SegmentStream;
 
 use crate::ops::{OpError, status};
@@ -65,21 +65,27 @@ pub fn open(rt: Arc<InstanceRuntime>, stream: SegmentStream) -> u64 {
 
 /// Outcome of one [`read`]: bytes to copy out, or one of the `READ_*` codes.
 pub enum ReadOutcome {
-    /// Up to the requested number of bytes (never empty).
-    Data(Bytes),
+    /// Up to the requested number of bytes in all (never empty), in order: the engine
+    /// items that were ready, so one Java call takes them all.
+    Data(Vec<Bytes>),
     /// A `READ_*` code.
     Code(i32),
 }
 
-/// Waits at most `timeout_ms` for at least one byte; returns at most `max` bytes.
+/// Waits at most `timeout_ms` for at least one byte; returns at most `max` bytes: the
+/// item waited for, then every further item already there (without waiting), so a store
+/// that delivers its body in small items (an S3 body arrives in frames of a few KiB)
+/// costs one Java call per read, not one per item. A failure or the end met after some
+/// bytes is reported by the next call.
 pub fn read(handle: u64, max: usize, timeout_ms: i64) -> ReadOutcome {
     let Some(s) = STREAMS.get(handle) else {
         return ReadOutcome::Code(READ_CLOSED);
     };
     if max == 0 {
-        return ReadOutcome::Data(Bytes::new());
+        return ReadOutcome::Data(Vec::new());
     }
-    let mut inner = s.inner.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = s.inner.lock().unwrap_or_else(|p| p.into_inner());
+    let inner = &mut *guard;
     if inner.error.is_some() {
         return ReadOutcome::Code(READ_ERROR);
     }
@@ -105,8 +111,38 @@ pub fn read(handle: u64, max: usize, timeout_ms: i64) -> ReadOutcome {
             Ok(Some(Ok(b))) => inner.current = b,
         }
     }
-    let n = max.min(inner.current.len());
-    ReadOutcome::Data(inner.current.split_to(n))
+    let mut out = Vec::new();
+    let mut left = max;
+    loop {
+        let n = left.min(inner.current.len());
+        out.push(inner.current.split_to(n));
+        left -= n;
+        if left == 0 {
+            break;
+        }
+        // The next item only if it is there now (polled once, in the runtime's context).
+        let Some(stream) = inner.stream.as_mut() else {
+            break;
+        };
+        let ready = {
+            let _rt = s.rt.handle().enter();
+            stream.next().now_or_never()
+        };
+        match ready {
+            None => break,
+            Some(None) => {
+                inner.stream = None;
+                break;
+            }
+            Some(Some(Err(e))) => {
+                inner.error = Some(OpError::from(e));
+                inner.stream = None;
+                break;
+            }
+            Some(Some(Ok(b))) => inner.current = b,
+        }
+    }
+    ReadOutcome::Data(out)
 }
 
 /// The error that made [`read`] return [`READ_ERROR`].
@@ -130,4 +166,68 @@ pub fn error_status(handle: u64) -> i32 {
 /// finishes its current slice; the engine stream is dropped with the last reference.
 pub fn close(handle: u64) {
     drop(STREAMS.remove(handle));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::stream;
+
+    fn rt() -> Arc<InstanceRuntime> {
+        Arc::new(InstanceRuntime::new(1).expect("runtime"))
+    }
+
+    fn data(o: ReadOutcome) -> Vec<u8> {
+        match o {
+            ReadOutcome::Data(items) => items.concat(),
+            ReadOutcome::Code(c) => panic!("code {c}, not data"),
+        }
+    }
+
+    fn code(o: ReadOutcome) -> i32 {
+        match o {
+            ReadOutcome::Data(items) => panic!("{} bytes, not a code", items.concat().len()),
+            ReadOutcome::Code(c) => c,
+        }
+    }
+
+    fn items(parts: &[&'static [u8]]) -> Vec<Result<Bytes, tsm_core::RsmError>> {
+        parts.iter().map(|p| Ok(Bytes::from_static(p))).collect()
+    }
+
+    /// Items that are ready go out in one call, up to the asked length; the rest of an
+    /// item waits for the next call; the end comes after the last byte.
+    #[test]
+    fn ready_items_go_out_in_one_call() {
+        let h = open(
+            rt(),
+            stream::iter(items(&[b"ab", b"cde", b"f", b"ghij"])).boxed(),
+        );
+        assert_eq!(data(read(h, 8, 100)), b"abcdefgh");
+        assert_eq!(data(read(h, 8, 100)), b"ij");
+        assert_eq!(code(read(h, 8, 100)), READ_EOF);
+        close(h);
+        assert_eq!(code(read(h, 8, 100)), READ_CLOSED);
+    }
+
+    /// An item not there yet ends the call with what was ready; a failure met after some
+    /// bytes is the next call's answer, and the bytes before it are not lost.
+    #[test]
+    fn a_pending_item_or_a_failure_ends_the_call() {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        tx.unbounded_send(Ok(Bytes::from_static(b"one"))).unwrap();
+        let h = open(rt(), rx.boxed());
+        assert_eq!(data(read(h, 100, 100)), b"one");
+        assert_eq!(code(read(h, 100, 10)), READ_PENDING);
+        tx.unbounded_send(Ok(Bytes::from_static(b"two"))).unwrap();
+        tx.unbounded_send(Err(tsm_core::RsmError::Corrupt {
+            object: "t/0/x.log".into(),
+            detail: "chunk 3".into(),
+        }))
+        .unwrap();
+        assert_eq!(data(read(h, 100, 100)), b"two");
+        assert_eq!(code(read(h, 100, 100)), READ_ERROR);
+        assert!(error(h).is_some_and(|m| m.contains("chunk 3")));
+        close(h);
+    }
 }
