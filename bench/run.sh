@@ -89,6 +89,8 @@ if [ "$backend" = s3 ]; then
   # MinIO's own counters around every measured case (public with MINIO_PROMETHEUS_AUTH_TYPE=public,
   # which minio.sh sets; a server started otherwise answers 403).
   export TSM_BENCH_STORE_METRICS_URL="$TSM_TEST_S3_ENDPOINT/minio/metrics/v3/api/requests"
+  # The Rust harness's extra.cpu: MinIO's (and the proxy's) cores over each measured window.
+  export TSM_BENCH_CPU_PIDS="minio=$(bash "$minio" pid)"
   curl -fsS -o /dev/null --max-time 5 "$TSM_BENCH_STORE_METRICS_URL" \
     || die "MinIO's metrics ($TSM_BENCH_STORE_METRICS_URL) do not answer: a MinIO started without MINIO_PROMETHEUS_AUTH_TYPE=public? (scripts/services/minio.sh stop, then rerun)"
 fi
@@ -107,6 +109,7 @@ if [ "$cloud" = 1 ]; then
   export TSM_BENCH_CONN_PORT="${listen##*:}"
   export TSM_BENCH_CONN_SAMPLER="$TSM_ROOT/bench/cloud/conn-sampler.sh"
   export TSM_BENCH_CONN_RATE_BPS=$((${TSM_CLOUD_RATE_KBPS:-80000} * 1000))
+  TSM_BENCH_CPU_PIDS="$TSM_BENCH_CPU_PIDS,toxiproxy=$(bash "$toxi" pid)"
   log "cloud profile: S3 endpoint $TSM_TEST_S3_ENDPOINT (Toxiproxy -> MinIO), results as backend s3-cloud"
 fi
 

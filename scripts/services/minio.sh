@@ -7,6 +7,7 @@
 #   scripts/services/minio.sh pause     stop the process, keep the data (fault tests restart it)
 #   scripts/services/minio.sh env       print the TSM_TEST_S3_* exports for the running server
 #   scripts/services/minio.sh status    exit 0 when the server answers its readiness probe
+#   scripts/services/minio.sh pid       print the running server's process id (exit 1 when none)
 #
 # Install: `go install github.com/minio/minio@$MINIO_VERSION` into
 # $TSM_CACHE/minio-$MINIO_VERSION/ (TSM_CACHE defaults to ~/.cache/tsm, outside the clone so
@@ -136,5 +137,6 @@ case "${1:-}" in
   pause) pause_minio ;;
   env) print_env ;;
   status) is_ready ;;
-  *) die "usage: $0 install|start|stop|pause|env|status" ;;
+  pid) running_pid ;;
+  *) die "usage: $0 install|start|stop|pause|env|status|pid" ;;
 esac

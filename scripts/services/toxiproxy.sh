@@ -7,6 +7,7 @@
 #   scripts/services/toxiproxy.sh stop      stop the server started by `start` (its proxies go with it)
 #   scripts/services/toxiproxy.sh env       print the TSM_TEST_TOXIPROXY_URL export
 #   scripts/services/toxiproxy.sh status    exit 0 when the API answers
+#   scripts/services/toxiproxy.sh pid       print the running server's process id (exit 1 when none)
 #   scripts/services/toxiproxy.sh cloud-proxy NAME UPSTREAM
 #                                           (re)create proxy NAME (listen 127.0.0.1:0) to
 #                                           UPSTREAM (host:port) with the cloud profile's
@@ -169,5 +170,6 @@ case "${1:-}" in
   stop) stop_toxiproxy ;;
   env) print_env ;;
   status) is_ready ;;
-  *) die "usage: $0 install|start|stop|env|status|cloud-proxy NAME UPSTREAM|delete-proxy NAME" ;;
+  pid) running_pid ;;
+  *) die "usage: $0 install|start|stop|env|status|pid|cloud-proxy NAME UPSTREAM|delete-proxy NAME" ;;
 esac

@@ -15,6 +15,12 @@
 //!   gets the mean of ACTIVE over the samples where at least one connection moved data
 //!   (`mean_active`), its max, the max ESTABLISHED and the sample counts, and the proxy's
 //!   per-connection rate from `TSM_BENCH_CONN_RATE_BPS` (bytes/s) for the report's limit.
+//! - **CPU**: when `TSM_BENCH_CPU_PIDS` is set (`name=pid,...`: bench/run.sh names MinIO
+//!   and, in the cloud profile, Toxiproxy), the CPU time of those processes, of this one
+//!   (`bench`) and of the whole machine over the same window, from `/proc/<pid>/stat`
+//!   (utime + stime) and `/proc/stat`, both in the kernel's clock ticks; `extra.cpu` gets each
+//!   as cores busy on average (`<name>_cores`, `machine_busy_cores`) and the core count, so
+//!   a case that ran out of cores, and who used them, shows in its record.
 //! - **Label**: `TSM_BENCH_BACKEND_LABEL` (e.g. `s3-cloud`) replaces the record's `backend`,
 //!   so a cloud-profile run does not overwrite the plain s3 one in the report.
 //!
@@ -43,6 +49,8 @@ pub const CONN_PORT_ENV: &str = "TSM_BENCH_CONN_PORT";
 pub const CONN_SAMPLER_ENV: &str = "TSM_BENCH_CONN_SAMPLER";
 /// Env: bytes per second the proxy allows one connection (recorded for the report).
 pub const CONN_RATE_ENV: &str = "TSM_BENCH_CONN_RATE_BPS";
+/// Env: processes whose CPU time is measured over the window (`name=pid,...`).
+pub const CPU_PIDS_ENV: &str = "TSM_BENCH_CPU_PIDS";
 /// Env: backend label written into the records instead of the backend's name.
 pub const BACKEND_LABEL_ENV: &str = "TSM_BENCH_BACKEND_LABEL";
 
@@ -214,6 +222,123 @@ impl ConnStats {
 pub struct Probe {
     store: Option<(String, StoreCounters)>,
     sampler: Option<Sampler>,
+    /// The watched processes and their CPU times at the start.
+    cpu: Option<(Vec<(String, String)>, CpuTimes)>,
+}
+
+/// CPU clock ticks at one moment: the machine's (all CPUs, busy and total) and each
+/// watched process's (utime + stime), from `/proc`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuTimes {
+    cpus: u64,
+    busy: u64,
+    total: u64,
+    procs: Vec<(String, u64)>,
+}
+
+impl CpuTimes {
+    /// Reads `/proc/stat` and `/proc/<pid>/stat` of each `(name, pid)` (`self` for this
+    /// process).
+    ///
+    /// # Errors
+    /// A file that cannot be read or parsed, naming it (a process that exited).
+    pub fn read(pids: &[(String, String)]) -> Result<Self> {
+        let stat = std::fs::read_to_string("/proc/stat").context("reading /proc/stat")?;
+        let (cpus, busy, total) = parse_proc_stat(&stat)?;
+        let mut procs = Vec::new();
+        for (name, pid) in pids {
+            let path = format!("/proc/{pid}/stat");
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {path} ({name}: {CPU_PIDS_ENV})"))?;
+            procs.push((
+                name.clone(),
+                parse_pid_ticks(&text).with_context(|| path.clone())?,
+            ));
+        }
+        Ok(Self {
+            cpus,
+            busy,
+            total,
+            procs,
+        })
+    }
+
+    /// `extra.cpu` of the window from `before` to `self`.
+    pub fn since(&self, before: &CpuTimes) -> Value {
+        let per_cpu =
+            (self.total.saturating_sub(before.total) as f64 / self.cpus.max(1) as f64).max(1.0);
+        let mut out = serde_json::Map::new();
+        out.insert("cpus".into(), self.cpus.into());
+        let busy = self.busy.saturating_sub(before.busy) as f64 / per_cpu;
+        out.insert("machine_busy_cores".into(), round3(busy).into());
+        for ((name, now), (_, then)) in self.procs.iter().zip(&before.procs) {
+            let cores = now.saturating_sub(*then) as f64 / per_cpu;
+            out.insert(format!("{name}_cores"), round3(cores).into());
+        }
+        Value::Object(out)
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// `/proc/stat`: (CPUs, busy ticks, total ticks) of the aggregate `cpu` line (busy: all
+/// but idle and iowait).
+fn parse_proc_stat(text: &str) -> Result<(u64, u64, u64)> {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    let fields: Vec<u64> = first
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse::<u64>())
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("/proc/stat: first line {first:?}"))?;
+    if !first.starts_with("cpu ") || fields.len() < 5 {
+        bail!("/proc/stat: first line {first:?} is not the aggregate cpu line");
+    }
+    // user nice system idle iowait irq softirq steal (guest time is inside user).
+    let total: u64 = fields.iter().take(8).sum();
+    let idle = fields[3] + fields[4];
+    let cpus = text
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count() as u64;
+    Ok((cpus, total - idle, total))
+}
+
+/// `/proc/<pid>/stat`: utime + stime (fields 14 and 15; the command name in parentheses
+/// may hold spaces, so fields are counted after its closing parenthesis).
+fn parse_pid_ticks(text: &str) -> Result<u64> {
+    let after = text
+        .rfind(')')
+        .map(|i| &text[i + 1..])
+        .context("no ')' after the command name")?;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // after ')': state(3) ppid(4) ... utime(14) stime(15) -> indexes 11 and 12 here.
+    let tick = |i: usize| -> Result<u64> {
+        f.get(i)
+            .context("too few fields")?
+            .parse::<u64>()
+            .context("not a number")
+    };
+    Ok(tick(11)? + tick(12)?)
+}
+
+/// `TSM_BENCH_CPU_PIDS` as `(name, pid)` pairs, `self` appended as `bench`.
+fn cpu_pids(v: &str) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, pid) = part
+            .split_once('=')
+            .with_context(|| format!("{CPU_PIDS_ENV}: {part:?} is not name=pid"))?;
+        if pid.parse::<u32>().is_err() || name.is_empty() {
+            bail!("{CPU_PIDS_ENV}: {part:?} is not name=pid");
+        }
+        out.push((name.to_string(), pid.to_string()));
+    }
+    out.push(("bench".to_string(), "self".to_string()));
+    Ok(out)
 }
 
 struct Sampler {
@@ -245,12 +370,27 @@ impl Probe {
             }
             _ => None,
         };
-        Ok(Self { store, sampler })
+        let cpu = match std::env::var(CPU_PIDS_ENV) {
+            Ok(v) if !v.is_empty() => {
+                let pids = cpu_pids(&v)?;
+                Some(CpuTimes::read(&pids).map(|t| (pids, t))?)
+            }
+            _ => None,
+        };
+        Ok(Self {
+            store,
+            sampler,
+            cpu,
+        })
     }
 
     /// Stops the sampler, reads the counters again and adds `extra.store` /
-    /// `extra.connections` to `rec`.
+    /// `extra.connections` / `extra.cpu` to `rec`.
     pub fn finish(self, rec: &mut Record) -> Result<()> {
+        if let Some((pids, before)) = &self.cpu {
+            let after = CpuTimes::read(pids)?;
+            rec.extra.insert("cpu".into(), after.since(before));
+        }
         if let Some(s) = self.sampler {
             let port = s.port;
             let stats = s.stop()?;
@@ -366,6 +506,39 @@ minio_api_requests_traffic_sent_bytes{server=\"127.0.0.1:9980\",type=\"s3\"} 8.0
             .unwrap_err()
             .to_string();
         assert!(err.contains("GetObject"), "{err}");
+    }
+
+    #[test]
+    fn cpu_times_from_proc() {
+        let stat = "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\ncpu1 50 0 25 400 25 0 0 0 0 0\nintr 1\n";
+        assert_eq!(parse_proc_stat(stat).unwrap(), (2, 150, 1000));
+        assert!(parse_proc_stat("intr 1\n").is_err());
+        let pid = "4242 (tool (x) y) S 1 2 3 4 5 6 7 8 9 10 31 12 13 14\n";
+        assert_eq!(parse_pid_ticks(pid).unwrap(), 31 + 12);
+        assert!(parse_pid_ticks("4242 (x) S 1").is_err());
+        let pids = cpu_pids("minio=12, toxiproxy=34").unwrap();
+        assert_eq!(pids.len(), 3);
+        assert_eq!(pids[2], ("bench".to_string(), "self".to_string()));
+        assert!(cpu_pids("minio").is_err());
+        assert!(cpu_pids("minio=abc").is_err());
+        let before = CpuTimes {
+            cpus: 2,
+            busy: 0,
+            total: 0,
+            procs: vec![("minio".into(), 0)],
+        };
+        let after = CpuTimes {
+            cpus: 2,
+            busy: 150,
+            total: 200,
+            procs: vec![("minio".into(), 50)],
+        };
+        let v = after.since(&before);
+        assert_eq!(v["machine_busy_cores"], 1.5);
+        assert_eq!(v["minio_cores"], 0.5);
+        // This process, for real.
+        let now = CpuTimes::read(&cpu_pids("").unwrap()).unwrap();
+        assert!(now.cpus >= 1 && now.total > 0);
     }
 
     #[test]
