@@ -10,7 +10,9 @@
 
 use bytes::Bytes;
 use tsm_codec::{CodecError, compression};
-use tsm_crypto::{Aad, ChunkCipher, CryptoError, DataKey, ENCRYPTION_OVERHEAD, KeyRing};
+use tsm_crypto::{
+    Aad, ChunkCipher, CryptoError, DataKey, ENCRYPTION_OVERHEAD, IV_LEN, KeyRing, TAG_LEN,
+};
 
 use crate::IndexType;
 use crate::manifest::EncryptionJson;
@@ -109,6 +111,59 @@ impl SegmentTransform {
         match &self.cipher {
             Some(c) => Ok(Bytes::from(c.encrypt(&compressed)?)),
             None => Ok(compressed),
+        }
+    }
+
+    /// As [`encode_chunk`](Self::encode_chunk) for a chunk of `len` original bytes that
+    /// `read` puts into the slice it is given (exactly `len` bytes, e.g. a positional read
+    /// of the segment file), with as few copies as the transform allows: encrypted without
+    /// compression, the chunk is read into the stored buffer after the IV's room and
+    /// encrypted in place; compressed and encrypted, the frame is written after the IV's
+    /// room and encrypted in place; otherwise the read buffer is compressed or stored as is.
+    /// Same output as `encode_chunk` (the format does not change).
+    ///
+    /// # Errors
+    /// `read`'s error as is; the transform's as `E::from(TransformError)`.
+    pub fn encode_chunk_with<E>(
+        &self,
+        chunk: u64,
+        len: usize,
+        read: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Bytes, E>
+    where
+        E: From<TransformError>,
+    {
+        match (self.compression_level, &self.cipher) {
+            (None, Some(c)) => {
+                // Zeroed allocation (fresh pages need no memset), room for the tag kept.
+                let mut buf = vec![0u8; IV_LEN + len + TAG_LEN];
+                buf.truncate(IV_LEN + len);
+                read(&mut buf[IV_LEN..])?;
+                let stored = c
+                    .encrypt_in_place(buf)
+                    .map_err(|e| E::from(TransformError::from(e)))?;
+                Ok(Bytes::from(stored))
+            }
+            (Some(level), Some(c)) => {
+                let mut original = vec![0u8; len];
+                read(&mut original)?;
+                let mut buf =
+                    Vec::with_capacity(IV_LEN + compression::compress_bound(len) + TAG_LEN);
+                buf.resize(IV_LEN, 0);
+                compression::compress_chunk_into(&original, level, &mut buf)
+                    .map_err(|source| E::from(TransformError::Codec { chunk, source }))?;
+                drop(original);
+                let stored = c
+                    .encrypt_in_place(buf)
+                    .map_err(|e| E::from(TransformError::from(e)))?;
+                Ok(Bytes::from(stored))
+            }
+            (_, None) => {
+                let mut original = vec![0u8; len];
+                read(&mut original)?;
+                self.encode_chunk(chunk, Bytes::from(original))
+                    .map_err(E::from)
+            }
         }
     }
 
@@ -224,6 +279,48 @@ mod tests {
                 assert!(idx.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn encode_chunk_with_matches_encode_chunk() {
+        let key = DataKey::generate().expect("dek");
+        let aad = Aad::generate().expect("aad");
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i % 97) as u8).collect();
+        for level in [None, Some(3)] {
+            for enc in [false, true] {
+                let t = SegmentTransform::new(level, enc.then(|| ChunkCipher::new(&key, &aad)));
+                let stored = t
+                    .encode_chunk_with::<TransformError>(4, data.len(), |buf| {
+                        buf.copy_from_slice(&data);
+                        Ok(())
+                    })
+                    .expect("encode");
+                let reference = t
+                    .encode_chunk(4, Bytes::from(data.clone()))
+                    .expect("encode");
+                // Same length (zstd is deterministic; the IV differs) and same content back.
+                assert_eq!(stored.len(), reference.len(), "{level:?} {enc}");
+                if !enc {
+                    assert_eq!(stored, reference);
+                }
+                let back = t
+                    .decode_chunk(4, stored, data.len() as u64)
+                    .expect("decode");
+                assert_eq!(back, data);
+            }
+        }
+        // The reader's error comes back as is.
+        let t = SegmentTransform::new(Some(3), None);
+        let e = t
+            .encode_chunk_with(0, 10, |_| {
+                Err(TransformError::Length {
+                    chunk: 9,
+                    expected: 1,
+                    actual: 2,
+                })
+            })
+            .unwrap_err();
+        assert!(matches!(e, TransformError::Length { chunk: 9, .. }), "{e}");
     }
 
     #[test]

@@ -59,19 +59,16 @@ impl Progress {
 #[cfg(target_os = "linux")]
 fn start_writeback(file: &File, offset: u64, len: u64) {
     use std::os::fd::AsRawFd;
-    let (Ok(offset), Ok(len)) = (libc::off64_t::try_from(offset), libc::off64_t::try_from(len))
-    else {
+    let (Ok(offset), Ok(len)) = (
+        libc::off64_t::try_from(offset),
+        libc::off64_t::try_from(len),
+    ) else {
         return;
     };
     // SAFETY: the descriptor belongs to `file`, which is borrowed (open) for the whole
     // call; sync_file_range reads no memory of this process.
     let _ = unsafe {
-        libc::sync_file_range(
-            file.as_raw_fd(),
-            offset,
-            len,
-            libc::SYNC_FILE_RANGE_WRITE,
-        )
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
     };
 }
 
