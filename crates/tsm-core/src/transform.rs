@@ -45,6 +45,47 @@ pub enum TransformError {
     },
 }
 
+/// Where [`SegmentTransform::encode_chunk_with`] gets its buffers and how a stored chunk
+/// becomes [`Bytes`] (so a copy can reuse its buffers from chunk to chunk).
+pub trait ChunkBuffers {
+    /// A buffer of exactly `len` bytes (contents unspecified: the caller overwrites them)
+    /// with room for at least [`TAG_LEN`] more, or for a zstd frame of a chunk after `len`
+    /// bytes of room when `len` is at most [`IV_LEN`].
+    fn take(&self, len: usize) -> Vec<u8>;
+    /// A buffer the transform is done with.
+    fn give_back(&self, buf: Vec<u8>);
+    /// A stored chunk, handed to the backend.
+    fn into_bytes(&self, buf: Vec<u8>) -> Bytes;
+}
+
+/// [`ChunkBuffers`] that allocate every buffer afresh, sized for chunks of up to
+/// `chunk_size` bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct FreshBuffers {
+    /// The largest original chunk (bytes).
+    pub chunk_size: usize,
+}
+
+impl ChunkBuffers for FreshBuffers {
+    fn take(&self, len: usize) -> Vec<u8> {
+        let capacity = if len <= IV_LEN {
+            len + compression::compress_bound(self.chunk_size) + TAG_LEN
+        } else {
+            len + TAG_LEN
+        };
+        // Zeroed allocation (fresh pages need no memset), the extra room kept.
+        let mut buf = vec![0u8; capacity];
+        buf.truncate(len);
+        buf
+    }
+
+    fn give_back(&self, _buf: Vec<u8>) {}
+
+    fn into_bytes(&self, buf: Vec<u8>) -> Bytes {
+        Bytes::from(buf)
+    }
+}
+
 /// How one segment's chunks are transformed: optional zstd (level), optional AES cipher.
 #[derive(Debug)]
 pub struct SegmentTransform {
@@ -116,11 +157,12 @@ impl SegmentTransform {
 
     /// As [`encode_chunk`](Self::encode_chunk) for a chunk of `len` original bytes that
     /// `read` puts into the slice it is given (exactly `len` bytes, e.g. a positional read
-    /// of the segment file), with as few copies as the transform allows: encrypted without
-    /// compression, the chunk is read into the stored buffer after the IV's room and
-    /// encrypted in place; compressed and encrypted, the frame is written after the IV's
-    /// room and encrypted in place; otherwise the read buffer is compressed or stored as is.
-    /// Same output as `encode_chunk` (the format does not change).
+    /// of the segment file), with as few copies as the transform allows and every buffer
+    /// from `buffers`: encrypted without compression, the chunk is read into the stored
+    /// buffer after the IV's room and encrypted in place; compressed, the frame is written
+    /// into a second buffer (after the IV's room when encrypted, then encrypted in place);
+    /// plain, the read buffer is stored as is. Same output as `encode_chunk` (the format
+    /// does not change).
     ///
     /// # Errors
     /// `read`'s error as is; the transform's as `E::from(TransformError)`.
@@ -128,42 +170,40 @@ impl SegmentTransform {
         &self,
         chunk: u64,
         len: usize,
+        buffers: &impl ChunkBuffers,
         read: impl FnOnce(&mut [u8]) -> Result<(), E>,
     ) -> Result<Bytes, E>
     where
         E: From<TransformError>,
     {
-        match (self.compression_level, &self.cipher) {
-            (None, Some(c)) => {
-                // Zeroed allocation (fresh pages need no memset), room for the tag kept.
-                let mut buf = vec![0u8; IV_LEN + len + TAG_LEN];
-                buf.truncate(IV_LEN + len);
-                read(&mut buf[IV_LEN..])?;
-                let stored = c
-                    .encrypt_in_place(buf)
-                    .map_err(|e| E::from(TransformError::from(e)))?;
-                Ok(Bytes::from(stored))
-            }
-            (Some(level), Some(c)) => {
-                let mut original = vec![0u8; len];
-                read(&mut original)?;
-                let mut buf =
-                    Vec::with_capacity(IV_LEN + compression::compress_bound(len) + TAG_LEN);
-                buf.resize(IV_LEN, 0);
-                compression::compress_chunk_into(&original, level, &mut buf)
-                    .map_err(|source| E::from(TransformError::Codec { chunk, source }))?;
-                drop(original);
-                let stored = c
-                    .encrypt_in_place(buf)
-                    .map_err(|e| E::from(TransformError::from(e)))?;
-                Ok(Bytes::from(stored))
-            }
-            (_, None) => {
-                let mut original = vec![0u8; len];
-                read(&mut original)?;
-                self.encode_chunk(chunk, Bytes::from(original))
-                    .map_err(E::from)
-            }
+        let seal = |c: &ChunkCipher, buf: Vec<u8>| {
+            c.encrypt_in_place(buf)
+                .map_err(|e| E::from(TransformError::from(e)))
+        };
+        let Some(level) = self.compression_level else {
+            return match &self.cipher {
+                Some(c) => {
+                    let mut buf = buffers.take(IV_LEN + len);
+                    read(&mut buf[IV_LEN..])?;
+                    Ok(buffers.into_bytes(seal(c, buf)?))
+                }
+                None => {
+                    let mut buf = buffers.take(len);
+                    read(&mut buf)?;
+                    Ok(buffers.into_bytes(buf))
+                }
+            };
+        };
+        let mut original = buffers.take(len);
+        read(&mut original)?;
+        let room = if self.cipher.is_some() { IV_LEN } else { 0 };
+        let mut out = buffers.take(room);
+        compression::compress_chunk_into(&original, level, &mut out)
+            .map_err(|source| E::from(TransformError::Codec { chunk, source }))?;
+        buffers.give_back(original);
+        match &self.cipher {
+            Some(c) => Ok(buffers.into_bytes(seal(c, out)?)),
+            None => Ok(buffers.into_bytes(out)),
         }
     }
 
@@ -289,8 +329,9 @@ mod tests {
         for level in [None, Some(3)] {
             for enc in [false, true] {
                 let t = SegmentTransform::new(level, enc.then(|| ChunkCipher::new(&key, &aad)));
+                let buffers = FreshBuffers { chunk_size: 50_000 };
                 let stored = t
-                    .encode_chunk_with::<TransformError>(4, data.len(), |buf| {
+                    .encode_chunk_with::<TransformError>(4, data.len(), &buffers, |buf| {
                         buf.copy_from_slice(&data);
                         Ok(())
                     })
@@ -312,7 +353,7 @@ mod tests {
         // The reader's error comes back as is.
         let t = SegmentTransform::new(Some(3), None);
         let e = t
-            .encode_chunk_with(0, 10, |_| {
+            .encode_chunk_with(0, 10, &FreshBuffers { chunk_size: 10 }, |_| {
                 Err(TransformError::Length {
                     chunk: 9,
                     expected: 1,

@@ -11,7 +11,8 @@
 //! through its guard (`engine/lifecycle/cleanup.rs`).
 //!
 //! Peak memory: `max_in_flight x (chunk + stored chunk)` in the pipeline (reads included) +
-//! the stored chunks the backend holds (the filesystem: two) + the largest index (twice when encrypted) + what the backend buffers for its
+//! the stored chunks the backend holds (the filesystem: two) + the idle buffers kept for
+//! reuse (`engine/chunk_buffers.rs`, at most the window's worth) + the largest index (twice when encrypted) + what the backend buffers for its
 //! multipart upload; independent of the segment size. Reserved from the engine's memory
 //! budget before the first byte is read (`engine/lifecycle/budget.rs`).
 
@@ -23,6 +24,7 @@ use futures::stream;
 use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ChunkIndexBuilder, chunking, ordered_transform};
 
+use super::chunk_buffers::BufferPool;
 use super::lifecycle::{CopyGuard, budget};
 use super::{CopyOutcome, EngineShared, ObjectType, segment_name};
 use crate::backend::{BackendError, ObjectKey};
@@ -36,6 +38,7 @@ use crate::manifest::{
 use crate::object_keys::SegmentKeys;
 use crate::transform::{SegmentTransform, TransformError, new_segment_encryption};
 use crate::{IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError};
+use tsm_crypto::{IV_LEN, TAG_LEN};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -407,12 +410,18 @@ async fn upload_log(
         let read_error = io_error(path);
         let t = transform.clone();
         let input = stream::iter((0..chunks).map(Ok::<u64, RsmError>));
+        // Every buffer fits an original chunk, or a frame of one after the IV, plus the tag.
+        let capacity = usize::try_from(chunk_size).unwrap_or(usize::MAX);
+        let capacity = IV_LEN + tsm_codec::compression::compress_bound(capacity) + TAG_LEN;
+        // The pipeline's window (each job holds up to two), the chunk the pipeline hands over
+        // and the two the backend holds.
+        let buffers = BufferPool::new(capacity, 2 * opts.max_in_flight.max(1) + 3);
         ordered_transform(input, opts.max_in_flight, move |i, _| {
             let range = chunking::chunk_original_range(file_size, chunk_size, i)
                 .ok_or_else(|| RsmError::Internal(format!("{what}: no chunk {i}")))?;
             let len = usize::try_from(range.end - range.start)
                 .map_err(|_| RsmError::Internal(format!("{what}: chunk {i} too large")))?;
-            t.encode_chunk_with(i, len, |buf| {
+            t.encode_chunk_with(i, len, &buffers, |buf| {
                 read_exact_at(&file, buf, range.start).map_err(ChunkFail::Read)
             })
             .map_err(|e| match e {
