@@ -55,7 +55,7 @@ pub trait ChunkBuffers {
     /// A buffer the transform is done with.
     fn give_back(&self, buf: Vec<u8>);
     /// A stored chunk, handed to the backend.
-    fn into_bytes(&self, buf: Vec<u8>) -> Bytes;
+    fn stored_bytes(&self, buf: Vec<u8>) -> Bytes;
 }
 
 /// [`ChunkBuffers`] that allocate every buffer afresh, sized for chunks of up to
@@ -81,7 +81,7 @@ impl ChunkBuffers for FreshBuffers {
 
     fn give_back(&self, _buf: Vec<u8>) {}
 
-    fn into_bytes(&self, buf: Vec<u8>) -> Bytes {
+    fn stored_bytes(&self, buf: Vec<u8>) -> Bytes {
         Bytes::from(buf)
     }
 }
@@ -185,12 +185,12 @@ impl SegmentTransform {
                 Some(c) => {
                     let mut buf = buffers.take(IV_LEN + len);
                     read(&mut buf[IV_LEN..])?;
-                    Ok(buffers.into_bytes(seal(c, buf)?))
+                    Ok(buffers.stored_bytes(seal(c, buf)?))
                 }
                 None => {
                     let mut buf = buffers.take(len);
                     read(&mut buf)?;
-                    Ok(buffers.into_bytes(buf))
+                    Ok(buffers.stored_bytes(buf))
                 }
             };
         };
@@ -202,8 +202,8 @@ impl SegmentTransform {
             .map_err(|source| E::from(TransformError::Codec { chunk, source }))?;
         buffers.give_back(original);
         match &self.cipher {
-            Some(c) => Ok(buffers.into_bytes(seal(c, out)?)),
-            None => Ok(buffers.into_bytes(out)),
+            Some(c) => Ok(buffers.stored_bytes(seal(c, out)?)),
+            None => Ok(buffers.stored_bytes(out)),
         }
     }
 

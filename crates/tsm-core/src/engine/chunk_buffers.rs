@@ -91,7 +91,7 @@ impl ChunkBuffers for Arc<BufferPool> {
         self.put(buf);
     }
 
-    fn into_bytes(&self, buf: Vec<u8>) -> Bytes {
+    fn stored_bytes(&self, buf: Vec<u8>) -> Bytes {
         Bytes::from_owner(Pooled {
             buf,
             pool: Arc::clone(self),
@@ -109,7 +109,7 @@ mod tests {
         let a = pool.take(64);
         assert_eq!(a.len(), 64);
         let ptr = a.as_ptr();
-        let bytes = pool.into_bytes(a);
+        let bytes = pool.stored_bytes(a);
         assert_eq!(bytes.len(), 64);
         drop(bytes);
         // The same allocation comes back, resized to what is asked.
