@@ -12,11 +12,13 @@
 //! Readers that opened the old file keep reading the old bytes.
 //!
 //! Body items are written from the blocking pool while the next item is produced, and
-//! writeback of what was written starts before the final `fsync` ([`writer`]).
+//! writeback of what was written starts before the final `fsync` (`filesystem/writer.rs`).
+//! (The Java plugin's `FileSystemStorage` writes the target in place with `Files.copy`: no
+//! temporary file, no `fsync`; tsm keeps both, so a committed object survives a crash.)
 //!
 //! # Memory
-//! Uploads hold two body items at a time (the one being written, the next); fetches read through a 1 MiB buffer
-//! ([`READ_BUFFER_SIZE`]); listings go through a channel of 256 entries. No call holds an
+//! Uploads hold two body items at a time (the one being written, the next); fetches read
+//! through a 1 MiB buffer ([`READ_BUFFER_SIZE`]); listings go through a channel of 256 entries. No call holds an
 //! object in memory.
 //!
 //! # Paths
