@@ -23,8 +23,9 @@
 #    deletes the segment (disk stays bounded); one JSON line per result appended to FILE;
 # 3. cross-check: segments written by each plugin are read by the other, every mode: tsm <->
 #    java (Kafka $TSM_BENCH_KAFKA classes) and tsm <-> aiven (Kafka 4.2.2 classes).
-# Exit code non-zero if any case or the cross-check failed. TSM_BENCH_MODES / TSM_BENCH_SETS
-# (e.g. "plain zstd+aes", "compressible") narrow step 2's matrix (the cross-check keeps all).
+# Exit code non-zero if any case or the cross-check failed. TSM_BENCH_MODES / TSM_BENCH_SETS /
+# TSM_BENCH_CASES (e.g. "plain zstd+aes", "compressible", "copy") narrow step 2's matrix (the
+# cross-check keeps all; a fetch without its copy in the same run finds no segment).
 #
 # DIR: $TSM_BENCH_DATA or /var/tmp/tsm-bench/data, made by `tsm-bench gen` (bench/run.sh runs
 # it first). If a set is missing, a small stand-in is generated with BenchMain gen (N MiB,
@@ -211,6 +212,12 @@ fi
 log "JVM cases (-Xmx$xmx, one JVM per case; subjects ${subjects[*]}; Kafka $kafka, aiven on $aiven_kafka) -> $out"
 # TSM_BENCH_MODES / TSM_BENCH_SETS (space- or comma-separated; default all): a smaller matrix.
 modes_wanted=${TSM_BENCH_MODES:-plain zstd aes zstd+aes}
+# TSM_BENCH_CASES (e.g. "copy"): only those ops (the fetches need the copy; delete always runs).
+cases_wanted=${TSM_BENCH_CASES:-copy fetch-1mib fetch-seq fetch-stream fetch-seq-cached}
+for c in ${cases_wanted//,/ }; do
+  case "$c" in copy|fetch-1mib|fetch-seq|fetch-stream|fetch-seq-cached) ;; *) die "TSM_BENCH_CASES: unknown case '$c' (copy, fetch-1mib, fetch-seq, fetch-stream, fetch-seq-cached)" ;; esac
+done
+want() { [[ " ${cases_wanted//,/ } " == *" $1 "* ]]; }
 sets_wanted=${TSM_BENCH_SETS:-compressible incompressible}
 for set in "${sets_for_matrix[@]}"; do
   [[ " ${sets_wanted//,/ } " == *" $(basename "$set") "* ]] || continue
@@ -222,11 +229,11 @@ for set in "${sets_for_matrix[@]}"; do
       if [ "$quick" = 1 ] && [ "$plugin" = aiven ] && [ "$(basename "$set")" != compressible ]; then
         continue
       fi
-      run_case copy "$plugin" "$set" "$mode"
-      run_case fetch-1mib "$plugin" "$set" "$mode" --samples "$samples"
-      run_case fetch-seq "$plugin" "$set" "$mode"
-      run_case fetch-stream "$plugin" "$set" "$mode"
-      if [ "$plugin" = tsm ]; then
+      want copy && run_case copy "$plugin" "$set" "$mode"
+      want fetch-1mib && run_case fetch-1mib "$plugin" "$set" "$mode" --samples "$samples"
+      want fetch-seq && run_case fetch-seq "$plugin" "$set" "$mode"
+      want fetch-stream && run_case fetch-stream "$plugin" "$set" "$mode"
+      if [ "$plugin" = tsm ] && want fetch-seq-cached; then
         run_case fetch-seq-cached "$plugin" "$set" "$mode"
       fi
       run_case delete "$plugin" "$set" "$mode"

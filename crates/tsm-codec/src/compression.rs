@@ -55,6 +55,27 @@ pub fn compress_chunk(chunk: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
     compress_frame(chunk, level, true)
 }
 
+/// The largest frame [`compress_chunk`] can produce for `len` bytes (zstd's compress
+/// bound: `len` plus a small margin), for callers sizing a buffer up front.
+pub fn compress_bound(len: usize) -> usize {
+    zstd_safe::compress_bound(len)
+}
+
+/// As [`compress_chunk`], appending the frame to `out` after the bytes it already holds
+/// (e.g. room for an encryption IV in front) instead of allocating a new buffer; returns
+/// the frame's length. `out` grows by at most zstd's compress bound of `chunk.len()`; on
+/// error its length is unchanged.
+///
+/// # Errors
+/// As [`compress_chunk`].
+pub fn compress_chunk_into(
+    chunk: &[u8],
+    level: i32,
+    out: &mut Vec<u8>,
+) -> Result<usize, CodecError> {
+    compress_frame_into(chunk, level, true, out)
+}
+
 /// As [`compress_chunk`], with the content checksum only when `checksum` (the manifest's
 /// `transformedChunks` frame is written without one, as the format's test vector has it).
 pub(crate) fn compress_frame(
@@ -62,12 +83,27 @@ pub(crate) fn compress_frame(
     level: i32,
     checksum: bool,
 ) -> Result<Vec<u8>, CodecError> {
+    let mut out = Vec::new();
+    compress_frame_into(chunk, level, checksum, &mut out)?;
+    Ok(out)
+}
+
+fn compress_frame_into(
+    chunk: &[u8],
+    level: i32,
+    checksum: bool,
+    out: &mut Vec<u8>,
+) -> Result<usize, CodecError> {
     validate_level(level)?;
     let err = |source| CodecError::Compress {
         len: chunk.len(),
         source,
     };
-    let frame = COMPRESSOR.with(|cell| -> Result<Vec<u8>, CodecError> {
+    let start = out.len();
+    out.reserve(zstd_safe::compress_bound(chunk.len()));
+    let mut cursor = std::io::Cursor::new(std::mem::take(out));
+    cursor.set_position(start as u64);
+    let written = COMPRESSOR.with(|cell| -> Result<usize, CodecError> {
         let mut slot = cell.borrow_mut();
         let compressor = match &mut *slot {
             Some((l, sum, c)) if *l == level && *sum == checksum => c,
@@ -84,14 +120,27 @@ pub(crate) fn compress_frame(
                 &mut slot.insert((level, checksum, c)).2
             }
         };
-        compressor.compress(chunk).map_err(err)
-    })?;
+        compressor
+            .compress_to_buffer(chunk, &mut cursor)
+            .map_err(err)
+    });
+    *out = cursor.into_inner();
+    let written = match written {
+        Ok(n) => n,
+        Err(e) => {
+            out.truncate(start);
+            return Err(e);
+        }
+    };
     // Cheap header check: the Java reader rejects frames without the content size.
-    match zstd_safe::get_frame_content_size(&frame) {
-        Ok(Some(n)) if n == chunk.len() as u64 => Ok(frame),
-        _ => Err(err(std::io::Error::other(
-            "zstd frame does not record the content size",
-        ))),
+    match zstd_safe::get_frame_content_size(&out[start..]) {
+        Ok(Some(n)) if n == chunk.len() as u64 && out.len() == start + written => Ok(written),
+        _ => {
+            out.truncate(start);
+            Err(err(std::io::Error::other(
+                "zstd frame does not record the content size",
+            )))
+        }
     }
 }
 
@@ -180,6 +229,26 @@ mod tests {
             );
             assert_eq!(decompress_chunk(&frame, len).expect("decompress"), data);
         }
+    }
+
+    #[test]
+    fn compress_into_appends_after_what_is_there() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let mut out = vec![7u8; 12];
+        let n = compress_chunk_into(&data, DEFAULT_LEVEL, &mut out).expect("compress");
+        assert_eq!(out.len(), 12 + n);
+        assert_eq!(out[..12], [7u8; 12]);
+        assert_eq!(
+            out[12..],
+            compress_chunk(&data, DEFAULT_LEVEL).expect("compress")[..]
+        );
+        assert_eq!(
+            decompress_chunk(&out[12..], data.len()).expect("decompress"),
+            data
+        );
+        // An error leaves the buffer as it was.
+        assert!(compress_chunk_into(b"x", 1000, &mut out).is_err());
+        assert_eq!(out.len(), 12 + n);
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! write: compress (optional) then encrypt (optional). Read reverses it."; this module only
 //! runs the caller's per-chunk function and keeps the order.
 //!
-//! Input: a [`Stream`] of chunks in order (from [`crate::chunking::read_chunks`] on the
-//! write path, from ranged GETs on the read path) and a CPU-bound `Fn(chunk_index, chunk)`.
+//! Input: a [`Stream`] of chunks in order (from ranged GETs on the read path, from
+//! [`crate::chunking::read_chunks`]) or of what a job needs to produce its chunk (on the
+//! write path the engine passes chunk numbers and each job reads its chunk from the segment
+//! file itself, so reads run in parallel too) and a CPU-bound `Fn(chunk_index, item)`.
 //! Output: a [`Stream`] of the transformed chunks in input order, which the caller uploads
 //! (multipart parts) or returns to the broker.
 //!
@@ -73,20 +75,22 @@ pub fn default_max_in_flight() -> usize {
     cores.clamp(2, 32)
 }
 
-/// Applies `transform(chunk_index, chunk)` to every chunk of `input` on tokio's blocking
-/// pool, at most `max_in_flight` chunks at once (0 is treated as 1), and yields the results in
+/// Applies `transform(chunk_index, item)` to every item of `input` on tokio's blocking
+/// pool (an item is usually a chunk's bytes; it may also be what the transform needs to
+/// produce them, e.g. the chunk's byte range in a file it reads itself), at most `max_in_flight` chunks at once (0 is treated as 1), and yields the results in
 /// input order. `chunk_index` is the zero-based position in `input` (add the first chunk's
 /// number inside `transform` when a read starts mid-segment).
 ///
 /// See the [module docs](self) for the memory bound, errors and cancellation.
-pub fn ordered_transform<S, F, E>(
+pub fn ordered_transform<S, T, F, E>(
     input: S,
     max_in_flight: usize,
     transform: F,
 ) -> impl Stream<Item = Result<Bytes, E>> + Send
 where
-    S: Stream<Item = Result<Bytes, E>> + Send,
-    F: Fn(u64, Bytes) -> Result<Bytes, E> + Send + Sync + 'static,
+    S: Stream<Item = Result<T, E>> + Send,
+    T: Send + 'static,
+    F: Fn(u64, T) -> Result<Bytes, E> + Send + Sync + 'static,
     E: From<PipelineError> + Send + 'static,
 {
     let max = max_in_flight.max(1);
@@ -100,14 +104,15 @@ where
 /// only those from `input` (so only those were downloaded), while a reader that keeps going
 /// reaches full parallelism after about log2(`max_in_flight`) + 1 chunks. Used on the read
 /// path.
-pub fn ordered_transform_ramped<S, F, E>(
+pub fn ordered_transform_ramped<S, T, F, E>(
     input: S,
     max_in_flight: usize,
     transform: F,
 ) -> impl Stream<Item = Result<Bytes, E>> + Send
 where
-    S: Stream<Item = Result<Bytes, E>> + Send,
-    F: Fn(u64, Bytes) -> Result<Bytes, E> + Send + Sync + 'static,
+    S: Stream<Item = Result<T, E>> + Send,
+    T: Send + 'static,
+    F: Fn(u64, T) -> Result<Bytes, E> + Send + Sync + 'static,
     E: From<PipelineError> + Send + 'static,
 {
     Ordered::new(input, transform, 1, max_in_flight.max(1))
@@ -117,8 +122,9 @@ type Job<E> = Pin<Box<dyn Future<Output = Result<Bytes, E>> + Send>>;
 
 /// The pipeline's state: the input, the transforms in flight (in input order) and the
 /// window. All fields are `Unpin` (boxed), so no pin projection is needed.
-struct Ordered<S, F, E> {
+struct Ordered<S, T, F, E> {
     input: Pin<Box<S>>,
+    _item: std::marker::PhantomData<fn(T)>,
     transform: Arc<F>,
     in_flight: FuturesOrdered<Job<E>>,
     next_index: u64,
@@ -129,15 +135,17 @@ struct Ordered<S, F, E> {
     failed: bool,
 }
 
-impl<S, F, E> Ordered<S, F, E>
+impl<S, T, F, E> Ordered<S, T, F, E>
 where
-    S: Stream<Item = Result<Bytes, E>> + Send,
-    F: Fn(u64, Bytes) -> Result<Bytes, E> + Send + Sync + 'static,
+    S: Stream<Item = Result<T, E>> + Send,
+    T: Send + 'static,
+    F: Fn(u64, T) -> Result<Bytes, E> + Send + Sync + 'static,
     E: From<PipelineError> + Send + 'static,
 {
     fn new(input: S, transform: F, window: usize, max_window: usize) -> Self {
         Self {
             input: Box::pin(input),
+            _item: std::marker::PhantomData,
             transform: Arc::new(transform),
             in_flight: FuturesOrdered::new(),
             next_index: 0,
@@ -150,7 +158,7 @@ where
     }
 
     /// The job for chunk `index`: its transform on the blocking pool.
-    fn job(&self, index: u64, item: Result<Bytes, E>) -> Job<E> {
+    fn job(&self, index: u64, item: Result<T, E>) -> Job<E> {
         let transform = Arc::clone(&self.transform);
         Box::pin(async move {
             let chunk = item?;
@@ -173,10 +181,11 @@ where
     }
 }
 
-impl<S, F, E> Stream for Ordered<S, F, E>
+impl<S, T, F, E> Stream for Ordered<S, T, F, E>
 where
-    S: Stream<Item = Result<Bytes, E>> + Send,
-    F: Fn(u64, Bytes) -> Result<Bytes, E> + Send + Sync + 'static,
+    S: Stream<Item = Result<T, E>> + Send,
+    T: Send + 'static,
+    F: Fn(u64, T) -> Result<Bytes, E> + Send + Sync + 'static,
     E: From<PipelineError> + Send + 'static,
 {
     type Item = Result<Bytes, E>;

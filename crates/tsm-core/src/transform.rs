@@ -10,7 +10,9 @@
 
 use bytes::Bytes;
 use tsm_codec::{CodecError, compression};
-use tsm_crypto::{Aad, ChunkCipher, CryptoError, DataKey, ENCRYPTION_OVERHEAD, KeyRing};
+use tsm_crypto::{
+    Aad, ChunkCipher, CryptoError, DataKey, ENCRYPTION_OVERHEAD, IV_LEN, KeyRing, TAG_LEN,
+};
 
 use crate::IndexType;
 use crate::manifest::EncryptionJson;
@@ -41,6 +43,47 @@ pub enum TransformError {
         /// Restored length (bytes).
         actual: u64,
     },
+}
+
+/// Where [`SegmentTransform::encode_chunk_with`] gets its buffers and how a stored chunk
+/// becomes [`Bytes`] (so a copy can reuse its buffers from chunk to chunk).
+pub trait ChunkBuffers {
+    /// A buffer of exactly `len` bytes (contents unspecified: the caller overwrites them)
+    /// with room for at least [`TAG_LEN`] more, or for a zstd frame of a chunk after `len`
+    /// bytes of room when `len` is at most [`IV_LEN`].
+    fn take(&self, len: usize) -> Vec<u8>;
+    /// A buffer the transform is done with.
+    fn give_back(&self, buf: Vec<u8>);
+    /// A stored chunk, handed to the backend.
+    fn stored_bytes(&self, buf: Vec<u8>) -> Bytes;
+}
+
+/// [`ChunkBuffers`] that allocate every buffer afresh, sized for chunks of up to
+/// `chunk_size` bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct FreshBuffers {
+    /// The largest original chunk (bytes).
+    pub chunk_size: usize,
+}
+
+impl ChunkBuffers for FreshBuffers {
+    fn take(&self, len: usize) -> Vec<u8> {
+        let capacity = if len <= IV_LEN {
+            len + compression::compress_bound(self.chunk_size) + TAG_LEN
+        } else {
+            len + TAG_LEN
+        };
+        // Zeroed allocation (fresh pages need no memset), the extra room kept.
+        let mut buf = vec![0u8; capacity];
+        buf.truncate(len);
+        buf
+    }
+
+    fn give_back(&self, _buf: Vec<u8>) {}
+
+    fn stored_bytes(&self, buf: Vec<u8>) -> Bytes {
+        Bytes::from(buf)
+    }
 }
 
 /// How one segment's chunks are transformed: optional zstd (level), optional AES cipher.
@@ -109,6 +152,58 @@ impl SegmentTransform {
         match &self.cipher {
             Some(c) => Ok(Bytes::from(c.encrypt(&compressed)?)),
             None => Ok(compressed),
+        }
+    }
+
+    /// As [`encode_chunk`](Self::encode_chunk) for a chunk of `len` original bytes that
+    /// `read` puts into the slice it is given (exactly `len` bytes, e.g. a positional read
+    /// of the segment file), with as few copies as the transform allows and every buffer
+    /// from `buffers`: encrypted without compression, the chunk is read into the stored
+    /// buffer after the IV's room and encrypted in place; compressed, the frame is written
+    /// into a second buffer (after the IV's room when encrypted, then encrypted in place);
+    /// plain, the read buffer is stored as is. Same output as `encode_chunk` (the format
+    /// does not change).
+    ///
+    /// # Errors
+    /// `read`'s error as is; the transform's as `E::from(TransformError)`.
+    pub fn encode_chunk_with<E>(
+        &self,
+        chunk: u64,
+        len: usize,
+        buffers: &impl ChunkBuffers,
+        read: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Bytes, E>
+    where
+        E: From<TransformError>,
+    {
+        let seal = |c: &ChunkCipher, buf: Vec<u8>| {
+            c.encrypt_in_place(buf)
+                .map_err(|e| E::from(TransformError::from(e)))
+        };
+        let Some(level) = self.compression_level else {
+            return match &self.cipher {
+                Some(c) => {
+                    let mut buf = buffers.take(IV_LEN + len);
+                    read(&mut buf[IV_LEN..])?;
+                    Ok(buffers.stored_bytes(seal(c, buf)?))
+                }
+                None => {
+                    let mut buf = buffers.take(len);
+                    read(&mut buf)?;
+                    Ok(buffers.stored_bytes(buf))
+                }
+            };
+        };
+        let mut original = buffers.take(len);
+        read(&mut original)?;
+        let room = if self.cipher.is_some() { IV_LEN } else { 0 };
+        let mut out = buffers.take(room);
+        compression::compress_chunk_into(&original, level, &mut out)
+            .map_err(|source| E::from(TransformError::Codec { chunk, source }))?;
+        buffers.give_back(original);
+        match &self.cipher {
+            Some(c) => Ok(buffers.stored_bytes(seal(c, out)?)),
+            None => Ok(buffers.stored_bytes(out)),
         }
     }
 
@@ -232,6 +327,49 @@ mod tests {
                 assert!(idx.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn encode_chunk_with_matches_encode_chunk() {
+        let key = DataKey::generate().expect("dek");
+        let aad = Aad::generate().expect("aad");
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i % 97) as u8).collect();
+        for level in [None, Some(3)] {
+            for enc in [false, true] {
+                let t = SegmentTransform::new(level, enc.then(|| ChunkCipher::new(&key, &aad)));
+                let buffers = FreshBuffers { chunk_size: 50_000 };
+                let stored = t
+                    .encode_chunk_with::<TransformError>(4, data.len(), &buffers, |buf| {
+                        buf.copy_from_slice(&data);
+                        Ok(())
+                    })
+                    .expect("encode");
+                let reference = t
+                    .encode_chunk(4, Bytes::from(data.clone()))
+                    .expect("encode");
+                // Same length (zstd is deterministic; the IV differs) and same content back.
+                assert_eq!(stored.len(), reference.len(), "{level:?} {enc}");
+                if !enc {
+                    assert_eq!(stored, reference);
+                }
+                let back = t
+                    .decode_chunk(4, stored, data.len() as u64)
+                    .expect("decode");
+                assert_eq!(back, data);
+            }
+        }
+        // The reader's error comes back as is.
+        let t = SegmentTransform::new(Some(3), None);
+        let e = t
+            .encode_chunk_with(0, 10, &FreshBuffers { chunk_size: 10 }, |_| {
+                Err(TransformError::Length {
+                    chunk: 9,
+                    expected: 1,
+                    actual: 2,
+                })
+            })
+            .unwrap_err();
+        assert!(matches!(e, TransformError::Length { chunk: 9, .. }), "{e}");
     }
 
     #[test]

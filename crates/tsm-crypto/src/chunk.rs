@@ -57,22 +57,54 @@ impl ChunkCipher {
     /// [`CryptoError::Rng`] if the OS RNG fails; [`CryptoError::Encrypt`] if `plain` is
     /// larger than AES-GCM allows (about 64 GiB).
     pub fn encrypt(&self, plain: &[u8]) -> Result<Vec<u8>, CryptoError> {
-        let mut out = Vec::with_capacity(plain.len() + ENCRYPTION_OVERHEAD);
-        out.resize(IV_LEN, 0);
-        getrandom::fill(&mut out[..IV_LEN]).map_err(|source| CryptoError::Rng {
-            what: "chunk IV",
-            source,
-        })?;
-        out.extend_from_slice(plain);
-        let (iv, body) = out.split_at_mut(IV_LEN);
-        let nonce = Nonce::try_assume_unique_for_key(iv)
-            .map_err(|_| CryptoError::Encrypt { len: plain.len() })?;
-        let tag = self
-            .aead
-            .seal_in_place_separate_tag(nonce, aead::Aad::from(self.aad.as_bytes()), body)
-            .map_err(|_| CryptoError::Encrypt { len: plain.len() })?;
-        out.extend_from_slice(tag.as_ref());
-        Ok(out)
+        let mut buf = Vec::with_capacity(plain.len() + ENCRYPTION_OVERHEAD);
+        buf.resize(IV_LEN, 0);
+        buf.extend_from_slice(plain);
+        self.encrypt_in_place(buf)
+    }
+
+    /// As [`encrypt`](Self::encrypt) without copying the plaintext: `buf` is
+    /// `[IV_LEN bytes of room] || plain`; the IV is written into the room, `plain` is
+    /// encrypted where it is and the tag appended, giving `IV(12) || ciphertext || tag(16)`
+    /// in the same allocation (it grows only if its capacity is under
+    /// `buf.len() + TAG_LEN`). Lets a producer read or compress a chunk straight into the
+    /// buffer that is stored.
+    ///
+    /// # Errors
+    /// [`CryptoError::NoIvRoom`] if `buf` is shorter than [`IV_LEN`];
+    /// [`CryptoError::Encrypt`] if the plaintext is larger than AES-GCM allows; [`CryptoError::Rng`] if the OS RNG fails. On error the
+    /// buffer is dropped zeroized (it may hold plaintext).
+    pub fn encrypt_in_place(&self, mut buf: Vec<u8>) -> Result<Vec<u8>, CryptoError> {
+        let len = buf.len().saturating_sub(IV_LEN);
+        let fail = |mut buf: Vec<u8>, e: CryptoError| {
+            buf.zeroize();
+            Err(e)
+        };
+        if buf.len() < IV_LEN {
+            let len = buf.len();
+            return fail(buf, CryptoError::NoIvRoom { len });
+        }
+        let (iv, body) = buf.split_at_mut(IV_LEN);
+        if let Err(source) = getrandom::fill(iv) {
+            return fail(
+                buf,
+                CryptoError::Rng {
+                    what: "chunk IV",
+                    source,
+                },
+            );
+        }
+        let sealed = Nonce::try_assume_unique_for_key(iv).and_then(|nonce| {
+            self.aead
+                .seal_in_place_separate_tag(nonce, aead::Aad::from(self.aad.as_bytes()), body)
+        });
+        match sealed {
+            Ok(tag) => {
+                buf.extend_from_slice(tag.as_ref());
+                Ok(buf)
+            }
+            Err(_) => fail(buf, CryptoError::Encrypt { len }),
+        }
     }
 
     /// Decrypts one stored chunk `IV(12) || ciphertext || tag(16)` and returns the

@@ -28,6 +28,16 @@ pub enum CryptoError {
         len: usize,
     },
 
+    /// [`crate::ChunkCipher::encrypt_in_place`] was given a buffer without the 12 bytes of
+    /// room for the IV in front of the plaintext (a caller's mistake, never the data's).
+    #[error(
+        "encrypting in place: the buffer has {len} bytes, under the 12 bytes of room for the IV"
+    )]
+    NoIvRoom {
+        /// Buffer length in bytes.
+        len: usize,
+    },
+
     /// A stored chunk is shorter than IV(12) + tag(16) and cannot be an encrypted chunk.
     #[error(
         "chunk {chunk}: stored size {len} bytes is below the 28-byte minimum (IV 12 + tag 16); truncated?"

@@ -21,6 +21,35 @@ fn layout_and_overhead() {
 }
 
 #[test]
+fn encrypt_in_place_same_layout_same_allocation() {
+    let c = cipher();
+    for n in [0usize, 1, 16, 1000] {
+        let plain = vec![9u8; n];
+        let mut buf = Vec::with_capacity(IV_LEN + n + TAG_LEN);
+        buf.resize(IV_LEN, 0xee);
+        buf.extend_from_slice(&plain);
+        let before = buf.as_ptr();
+        let stored = c.encrypt_in_place(buf).unwrap();
+        assert_eq!(stored.len(), n + ENCRYPTION_OVERHEAD);
+        assert_eq!(stored.as_ptr(), before, "no reallocation when the tag fits");
+        assert_ne!(
+            stored[..IV_LEN],
+            [0xee; IV_LEN],
+            "the IV was written into the room"
+        );
+        assert_eq!(c.decrypt(0, &stored).unwrap(), plain);
+    }
+    // No room for the IV: an error, not a panic.
+    for n in 0..IV_LEN {
+        let err = c.encrypt_in_place(vec![1u8; n]).unwrap_err();
+        assert!(
+            matches!(err, CryptoError::NoIvRoom { len } if len == n),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn fresh_iv_per_chunk() {
     let c = cipher();
     let a = c.encrypt(b"same plaintext").unwrap();

@@ -11,10 +11,16 @@
 //! leaves at worst a temporary file (never listed, never fetched), never a partial object.
 //! Readers that opened the old file keep reading the old bytes.
 //!
+//! Body items are written from the blocking pool while the next item is produced, and
+//! writeback of what was written starts before the final `fsync` (`filesystem/writer.rs`).
+//! (The Java plugin's `FileSystemStorage` writes the target in place with `Files.copy`: no
+//! temporary file, no `fsync`; tsm keeps both, so a committed object survives a crash.)
+//!
 //! # Memory
-//! Uploads hold one body item at a time; a fetch holds one piece of at most 1 MiB
-//! ([`READ_BUFFER_SIZE`]), read straight into the buffer it is handed out in; listings go
-//! through a channel of 256 entries. No call holds an object in memory.
+//! Uploads hold two body items at a time (the one being written, the next); a fetch
+//! holds one piece of at most 1 MiB ([`READ_BUFFER_SIZE`]), read straight into the buffer
+//! it is handed out in; listings go through a channel of 256 entries. No call holds an
+//! object in memory.
 //!
 //! # Paths
 //! Keys that are empty, absolute, end in `/`, contain empty, `.` or `..` components, NUL
@@ -35,13 +41,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
-use tokio::io::AsyncWriteExt;
 
 use super::{
     BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta, StorageBackend,
 };
 use crate::config::{BackendKind, ConfigError, ConfigKeyDoc, StorageConfig};
 use crate::metrics::{Counter, MetricsRegistry};
+
+mod writer;
 
 /// Read buffer of fetch streams (bytes): the largest item a fetch stream yields. Each read
 /// is one trip through tokio's blocking pool: 64 KiB reads made a 4 MiB chunk 64 trips and
@@ -397,22 +404,16 @@ impl StorageBackend for FilesystemBackend {
     async fn upload(
         &self,
         key: &ObjectKey,
-        mut body: ByteStream,
+        body: ByteStream,
         size: Option<u64>,
     ) -> Result<u64, BackendError> {
         self.puts.inc();
         let path = self.path_of(key)?;
         let temp = self.temp_path(&path);
-        let (mut file, created_dirs) = self.create_temp(key, &temp).await?;
+        let (file, created_dirs) = self.create_temp(key, &temp).await?;
         let mut guard = TempGuard(Some(temp.clone()));
-        let mut written: u64 = 0;
-        while let Some(item) = body.next().await {
-            let bytes = item?;
-            file.write_all(&bytes)
-                .await
-                .map_err(|e| io_error(key, "cannot write the temporary file", e))?;
-            written += bytes.len() as u64;
-        }
+        let file = file.into_std().await;
+        let (file, written) = writer::write_body(key, file, body).await?;
         if let Some(expected) = size {
             if expected != written {
                 return Err(BackendError::Other {
@@ -424,13 +425,7 @@ impl StorageBackend for FilesystemBackend {
                 });
             }
         }
-        file.flush()
-            .await
-            .map_err(|e| io_error(key, "cannot flush the temporary file", e))?;
-        file.sync_all()
-            .await
-            .map_err(|e| io_error(key, "cannot fsync the temporary file", e))?;
-        drop(file);
+        writer::sync(key, file).await?;
         tokio::fs::rename(&temp, &path).await.map_err(|e| {
             BackendError::other(key, "cannot rename the temporary file over the object", e)
         })?;

@@ -1,28 +1,30 @@
 //! `copyLogSegmentData`: the broker's files -> `.log`, `.indexes`, `.rsm-manifest`
 //! (object-format-v1 "Objects per segment", "`.log`", "`.indexes`", "Manifest").
 //!
-//! `.log` is streamed: tsm-codec's `read_chunks` reads one `chunk.size` chunk at a time from
-//! the segment file, `ordered_transform` compresses / encrypts up to `max_in_flight` chunks
-//! in parallel on the blocking pool, and the stored chunks go straight into the backend's
-//! upload stream; chunk sizes are recorded (4 bytes per chunk) for the manifest. Indexes are
+//! `.log` is streamed: tsm-codec's `ordered_transform` runs up to `max_in_flight` chunk jobs
+//! in parallel on the blocking pool, each reading its `chunk.size` range of the segment file
+//! (a positional read into the buffer that is compressed, or encrypted in place) and
+//! compressing / encrypting it, and the stored chunks go straight into the backend's upload
+//! stream; chunk sizes are recorded (4 bytes per chunk) for the manifest. Indexes are
 //! read, encrypted and uploaded one at a time. The manifest goes last. Any failure deletes
 //! the three keys and returns the first error; a copy whose future is dropped deletes them
 //! through its guard (`engine/lifecycle/cleanup.rs`).
 //!
-//! Peak memory: `max_in_flight x (chunk + stored chunk)` in the pipeline + one chunk being
-//! read + the largest index (twice when encrypted) + what the backend buffers for its
+//! Peak memory: `max_in_flight x (chunk + stored chunk)` in the pipeline (reads included) +
+//! the stored chunks the backend holds (the filesystem: two) + the idle buffers kept for
+//! reuse (`engine/chunk_buffers.rs`, at most the window's worth) + the largest index (twice when encrypted) + what the backend buffers for its
 //! multipart upload; independent of the segment size. Reserved from the engine's memory
 //! budget before the first byte is read (`engine/lifecycle/budget.rs`).
 
-use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
-use futures::stream::{self, BoxStream};
+use futures::stream;
 use futures::{StreamExt, TryStreamExt};
 use tsm_codec::{ChunkIndex, ChunkIndexBuilder, chunking, ordered_transform};
 
+use super::chunk_buffers::BufferPool;
 use super::lifecycle::{CopyGuard, budget};
 use super::{CopyOutcome, EngineShared, ObjectType, segment_name};
 use crate::backend::{BackendError, ObjectKey};
@@ -36,6 +38,7 @@ use crate::manifest::{
 use crate::object_keys::SegmentKeys;
 use crate::transform::{SegmentTransform, TransformError, new_segment_encryption};
 use crate::{IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError};
+use tsm_crypto::{IV_LEN, TAG_LEN};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -239,6 +242,36 @@ fn check_custom_metadata_early(
     Ok(())
 }
 
+/// Reads exactly `buf.len()` bytes at `offset` (a positional read: no shared file
+/// position, so jobs read concurrently). A file shorter than that is the error "the segment
+/// file changed while it was copied".
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(buf, offset).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "the segment file changed while it was copied: it ends before byte {}",
+                        offset + buf.len() as u64
+                    ),
+                )
+            } else {
+                e
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = file;
+        f.seek(SeekFrom::Start(offset))?;
+        f.read_exact(buf)
+    }
+}
+
 async fn file_len(path: &Path) -> Result<u64, RsmError> {
     Ok(tokio::fs::metadata(path)
         .await
@@ -340,7 +373,22 @@ fn chunk_index_json(
     })
 }
 
-/// Streams the segment file through the transform into the `.log` upload.
+/// Why one chunk job failed: its positional read, or the transform.
+enum ChunkFail {
+    Read(std::io::Error),
+    Transform(TransformError),
+}
+
+impl From<TransformError> for ChunkFail {
+    fn from(e: TransformError) -> Self {
+        ChunkFail::Transform(e)
+    }
+}
+
+/// Streams the segment file through the transform into the `.log` upload: each job of the
+/// pipeline reads its own chunk (a positional read of its original byte range, straight
+/// into the buffer the transform works in) and transforms it, so reads run in parallel with
+/// each other and with the upload.
 async fn upload_log(
     inner: &Arc<EngineShared>,
     key: &ObjectKey,
@@ -351,25 +399,35 @@ async fn upload_log(
     let opts = &inner.opts;
     let chunk_size = opts.chunk_size;
     let file = tokio::fs::File::open(path).await.map_err(io_error(path))?;
+    let file = Arc::new(file.into_std().await);
     let builder = Arc::new(Mutex::new(
         ChunkIndexBuilder::new(chunk_size).map_err(|e| RsmError::InvalidArgument(e.to_string()))?,
     ));
-    let original_lens: Arc<Mutex<VecDeque<u64>>> = Arc::default();
+    let chunks = chunking::chunk_count(file_size, chunk_size);
 
-    let input = {
-        let lens = original_lens.clone();
-        chunking::read_chunks(file, chunk_size)
-            .map_err(io_error(path))
-            .inspect_ok(move |b| lock(&lens).push_back(b.len() as u64))
-    };
-    let stored: BoxStream<'static, Result<Bytes, RsmError>> = if transform.is_identity() {
-        input.boxed()
-    } else {
+    let stored = {
         let what = format!("{key}");
+        let read_error = io_error(path);
         let t = transform.clone();
-        ordered_transform(input, opts.max_in_flight, move |i, chunk| {
-            t.encode_chunk(i, chunk)
-                .map_err(|e| write_error(&format!("{what} chunk {i}"), e))
+        let input = stream::iter((0..chunks).map(Ok::<u64, RsmError>));
+        // Every buffer fits an original chunk, or a frame of one after the IV, plus the tag.
+        let capacity = usize::try_from(chunk_size).unwrap_or(usize::MAX);
+        let capacity = IV_LEN + tsm_codec::compression::compress_bound(capacity) + TAG_LEN;
+        // The pipeline's window (each job holds up to two), the chunk the pipeline hands over
+        // and the two the backend holds.
+        let buffers = BufferPool::new(capacity, 2 * opts.max_in_flight.max(1) + 3);
+        ordered_transform(input, opts.max_in_flight, move |i, _| {
+            let range = chunking::chunk_original_range(file_size, chunk_size, i)
+                .ok_or_else(|| RsmError::Internal(format!("{what}: no chunk {i}")))?;
+            let len = usize::try_from(range.end - range.start)
+                .map_err(|_| RsmError::Internal(format!("{what}: chunk {i} too large")))?;
+            t.encode_chunk_with(i, len, &buffers, |buf| {
+                read_exact_at(&file, buf, range.start).map_err(ChunkFail::Read)
+            })
+            .map_err(|e| match e {
+                ChunkFail::Read(e) => read_error(e),
+                ChunkFail::Transform(e) => write_error(&format!("{what} chunk {i}"), e),
+            })
         })
         .boxed()
     };
@@ -379,10 +437,12 @@ async fn upload_log(
         let failure = failure.clone();
         let builder = builder.clone();
         let key = key.clone();
+        let mut next_chunk = 0u64;
         stored
             .map(move |r| {
                 let pushed = r.and_then(|out| {
-                    let orig = lock(&original_lens).pop_front().unwrap_or(0);
+                    let orig = chunking::chunk_len(file_size, chunk_size, next_chunk).unwrap_or(0);
+                    next_chunk += 1;
                     let stored_len = u32::try_from(out.len()).map_err(|_| {
                         RsmError::Internal(format!("{key}: stored chunk over 4 GiB"))
                     })?;
@@ -395,7 +455,6 @@ async fn upload_log(
             })
             .boxed()
     };
-    let chunks = chunking::chunk_count(file_size, chunk_size);
     let size_hint = transform
         .fixed_stored_len(0)
         .map(|overhead| file_size + chunks * overhead);
@@ -411,12 +470,15 @@ async fn upload_log(
         ChunkIndexBuilder::new(chunk_size)
             .map_err(|e| RsmError::Internal(format!("{key}: {e}")))?,
     );
-    if builder.original_file_size() != file_size {
+    // The reads covered exactly the size found at the start (a shorter file failed its
+    // read); a file that grew since is refused too.
+    let now = file_len(path).await?;
+    if builder.original_file_size() != file_size || now != file_size {
         return Err(RsmError::Io {
             path: path.display().to_string(),
             source: std::io::Error::other(format!(
-                "the segment file changed while it was copied: read {} bytes, expected {file_size}",
-                builder.original_file_size()
+                "the segment file changed while it was copied: {now} bytes now, {file_size} \
+                 when the copy started"
             )),
         });
     }

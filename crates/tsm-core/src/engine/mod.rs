@@ -65,6 +65,7 @@
 //! `tracing` span (`copy`, `fetch`, `fetch_index`, `delete`) naming the segment.
 
 mod cached;
+mod chunk_buffers;
 mod copy;
 mod decode;
 mod delete;
