@@ -4,7 +4,9 @@
 //! - `copy.rs`: the broker's segment files -> chunks of `chunk.size` (tsm-codec) ->
 //!   compress / encrypt ([`crate::transform`], tsm-codec's ordered bounded-parallel
 //!   pipeline) -> `.log` upload while reading; then `.indexes`; then `.rsm-manifest`
-//!   (the commit marker). Any failure deletes all three keys (best effort).
+//!   (the commit marker). Any failure deletes all three keys (best effort). Each chunk job
+//!   reads its own range of the segment file into a buffer from `chunk_buffers.rs` (reused
+//!   within the copy).
 //! - fetch: see "The fetch path, file by file" below.
 //! - `fetch_index.rs`: fetchIndex, one ranged GET of one index's stored bytes in
 //!   `.indexes` (cached).
