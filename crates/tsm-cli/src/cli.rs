@@ -66,13 +66,17 @@ pub(crate) enum Command {
     },
     /// Show a segment's manifest, chunk table summary, index sizes and custom metadata.
     Inspect {
-        /// Object key, `<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`, or segment id.
+        /// Object key, `<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`, or segment id
+        /// (a segment id may start with `-`: base64url).
+        #[arg(allow_hyphen_values = true)]
         segment: String,
     },
     /// Download and restore a segment (byte-identical to the original), a byte range of
     /// it, or one of its indexes.
     Fetch {
-        /// Object key, `<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`, or segment id.
+        /// Object key, `<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`, or segment id
+        /// (a segment id may start with `-`: base64url).
+        #[arg(allow_hyphen_values = true)]
         segment: String,
         /// Inclusive byte range of the original segment, `START-END` or `START-`.
         #[arg(long, conflicts_with = "index")]
@@ -111,7 +115,9 @@ pub(crate) enum Command {
     Copy(CopyArgs),
     /// Delete a segment's three objects.
     Delete {
-        /// Object key, `<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`, or segment id.
+        /// Object key, `<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`, or segment id
+        /// (a segment id may start with `-`: base64url).
+        #[arg(allow_hyphen_values = true)]
         segment: String,
         /// Report what would be deleted; delete nothing.
         #[arg(long)]

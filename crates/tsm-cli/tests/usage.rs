@@ -130,3 +130,24 @@ fn no_configuration_says_how_to_give_one() {
         r.stderr
     );
 }
+
+/// A segment id may start with `-` (base64url: 1 in 64): taken as the segment, not as an
+/// option (CI's operator-tool check once failed on `tsm fetch -BBocc_WiBPElXxEq4eXdw`).
+#[test]
+fn a_segment_id_starting_with_a_dash_is_a_segment() {
+    let w = World::new(false);
+    let id = "-BBocc_WiBPElXxEq4eXdw";
+    for args in [
+        &["fetch", id, "-o", "/dev/null"][..],
+        &["inspect", id],
+        &["delete", id, "--dry-run"],
+    ] {
+        let r = w.tsm(args);
+        assert!(
+            !r.stderr.contains("unexpected argument"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(id), "{args:?}: {}", r.stderr);
+    }
+}

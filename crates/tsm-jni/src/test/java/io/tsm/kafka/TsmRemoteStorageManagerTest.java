@@ -248,13 +248,42 @@ class TsmRemoteStorageManagerTest {
         Fixtures.assertNoLeaks();
     }
 
+    /**
+     * The regular files under {@code root}. A file or directory removed while the walk runs
+     * (a delete in the background prunes emptied directories) is skipped, not an error: the
+     * callers poll until the bucket is empty.
+     */
     private static List<Path> files(Path root) throws IOException {
+        List<Path> out = new ArrayList<>();
         if (!java.nio.file.Files.exists(root)) {
-            return List.of();
+            return out;
         }
-        try (java.util.stream.Stream<Path> w = java.nio.file.Files.walk(root)) {
-            return w.filter(java.nio.file.Files::isRegularFile).collect(java.util.stream.Collectors.toList());
-        }
+        java.nio.file.Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<Path>() {
+            @Override
+            public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes a) {
+                if (a.isRegularFile()) {
+                    out.add(file);
+                }
+                return java.nio.file.FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                if (e instanceof java.nio.file.NoSuchFileException) {
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+                throw e;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+                if (e != null && !(e instanceof java.nio.file.NoSuchFileException)) {
+                    throw e;
+                }
+                return java.nio.file.FileVisitResult.CONTINUE;
+            }
+        });
+        return out;
     }
 
     @Test
