@@ -85,6 +85,23 @@ fn defaults_match_the_java_plugin() {
     );
     assert_eq!(c.indexes_cache.get_timeout, Duration::from_secs(10));
     assert_eq!(c.broker_id, Some(3));
+    assert_eq!(
+        c.reads.read_ahead_plain, None,
+        "tsm.fetch.read.ahead.plain=auto"
+    );
+}
+
+#[test]
+fn read_ahead_of_plain_segments_is_auto_true_or_false() {
+    for (value, want) in [
+        ("auto", None),
+        (" AUTO ", None),
+        ("true", Some(true)),
+        ("False", Some(false)),
+    ] {
+        let c = ok(&[("tsm.fetch.read.ahead.plain", value)]);
+        assert_eq!(c.reads.read_ahead_plain, want, "{value:?}");
+    }
 }
 
 #[test]
@@ -201,6 +218,12 @@ fn every_invalid_value_names_key_value_and_allowed() {
             "from 1",
         ),
         (&[("chunk.size", "4MiB")], "chunk.size", "4MiB", "integer"),
+        (
+            &[("tsm.fetch.read.ahead.plain", "sometimes")],
+            "tsm.fetch.read.ahead.plain",
+            "sometimes",
+            "auto, true or false",
+        ),
         (
             &[("compression.enabled", "yes")],
             "compression.enabled",

@@ -411,6 +411,8 @@ async fn plain_catch_up_with_big_chunks_downloads_what_it_delivers() {
         let world = World::new();
         let mut opts = EngineOptions::new(chunk);
         opts.compression = compression;
+        // As on a remote store (the local directory's `auto` would not read ahead).
+        opts.read_ahead_plain = Some(true);
         let engine = metered(&world, opts);
         let seg = segment(&world.path("s"), Rng::new(7).bytes(size as usize), false, 7);
         engine
@@ -444,6 +446,73 @@ async fn plain_catch_up_with_big_chunks_downloads_what_it_delivers() {
              {down} (ratio {ratio:.4})"
         );
         assert!(ratio <= 1.05, "{what}: downloaded {down} for {wanted}");
+        assert_eq!(engine.memory_in_use(), 0);
+    }
+}
+
+/// On a local directory (`tsm.fetch.read.ahead.plain=auto`, the default) a lagging
+/// consumer's plain catch-up is read at exact ranges: no read-ahead load, no chunk in the
+/// read-ahead store, each byte downloaded once, as it is asked for (the page cache reads
+/// ahead). A transformed segment on the same store is still read ahead (its chunks must be
+/// restored whole), and `true` turns read-ahead of plain segments back on (a network or
+/// FUSE mount). Through the metrics and deadline wrappers, which must pass the backend's
+/// `reads_are_local` on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_directory_reads_plain_segments_at_exact_ranges() {
+    let chunk = 4 * MIB as u32;
+    let size = 16 * MIB;
+    for (compression, plain_ahead, reads_ahead) in [
+        (CompressionMode::Off, None, false),
+        (CompressionMode::On, None, true),
+        (CompressionMode::Off, Some(true), true),
+        (CompressionMode::On, Some(false), true),
+    ] {
+        let world = World::new();
+        let mut opts = EngineOptions::new(chunk);
+        opts.compression = compression;
+        opts.read_ahead_plain = plain_ahead;
+        let engine = metered(&world, opts);
+        let what = format!("{compression:?}, tsm.fetch.read.ahead.plain {plain_ahead:?}");
+        assert_eq!(
+            engine.options().read_ahead_plain,
+            Some(plain_ahead.unwrap_or(false)),
+            "{what}: resolved against the local directory"
+        );
+        let seg = segment(&world.path("s"), compressible(size as usize), false, 7);
+        engine
+            .copy_log_segment_data(&seg.metadata, &seg.data)
+            .await
+            .expect("copy");
+        let (_, down0) = cost(&engine);
+        let (mut start, mut delivered) = (0u64, 0u64);
+        while start < size {
+            let got = broker_fetch(&engine, &seg, start, MIB as usize).await;
+            delivered += got.len() as u64;
+            let end = start + got.len() as u64;
+            start = if end == size { end } else { end - 777 };
+            read_ahead_idle(&engine).await;
+        }
+        let (_, down) = cost(&engine);
+        let hits = counter(&engine, "cache.readahead.hits");
+        eprintln!(
+            "{what}: {hits} read-ahead store hits, downloaded {}",
+            down - down0
+        );
+        assert_eq!(
+            hits > 0,
+            reads_ahead,
+            "{what}: {hits} read-ahead store hits"
+        );
+        if !reads_ahead {
+            // Exactly the bytes delivered, and the manifest (read once, a few hundred
+            // bytes).
+            let extra = (down - down0).checked_sub(delivered);
+            assert!(
+                extra.is_some_and(|e| e < 4096),
+                "{what}: downloaded {} for {delivered} delivered",
+                down - down0
+            );
+        }
         assert_eq!(engine.memory_in_use(), 0);
     }
 }

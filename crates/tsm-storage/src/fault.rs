@@ -230,6 +230,10 @@ impl StorageBackend for FaultInjectingBackend {
         self.inner.upload_buffer_bytes()
     }
 
+    fn reads_are_local(&self) -> bool {
+        self.inner.reads_are_local()
+    }
+
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         match self.begin(Op::List) {
             (_, Some(Fault::Stall(d))) => {

@@ -515,6 +515,13 @@ impl StorageBackend for FilesystemBackend {
         })
         .boxed()
     }
+
+    /// A local directory: see [`StorageBackend::reads_are_local`]. A directory on a network
+    /// or FUSE mount (NFS, EFS, an object store mounted as files) is not local in this sense:
+    /// set `tsm.fetch.read.ahead.plain=true` there.
+    fn reads_are_local(&self) -> bool {
+        true
+    }
 }
 
 /// Depth-first walk under `root/start_rel`, sending files whose key starts with `prefix`.

@@ -116,6 +116,14 @@ pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
     fn upload_buffer_bytes(&self) -> u64 {
         0
     }
+
+    /// `true` when a read costs no network round trip (a local filesystem): there is no
+    /// latency for read-ahead to hide, and the kernel's page cache reads ahead of a
+    /// sequential reader already. The engine then reads plain segments at exact ranges
+    /// only (`tsm.fetch.read.ahead.plain=auto`, `engine/fetch.rs`). Default `false`.
+    fn reads_are_local(&self) -> bool {
+        false
+    }
 }
 
 pub mod compensation;

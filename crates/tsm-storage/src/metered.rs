@@ -136,6 +136,10 @@ impl StorageBackend for MeteredBackend {
         self.inner.upload_buffer_bytes()
     }
 
+    fn reads_are_local(&self) -> bool {
+        self.inner.reads_are_local()
+    }
+
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         self.list.requests.inc();
         let errors = self.list.errors.clone();

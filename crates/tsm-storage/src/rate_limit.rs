@@ -142,6 +142,10 @@ impl StorageBackend for RateLimitedBackend {
         self.inner.upload_buffer_bytes()
     }
 
+    fn reads_are_local(&self) -> bool {
+        self.inner.reads_are_local()
+    }
+
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         self.inner.list(prefix)
     }

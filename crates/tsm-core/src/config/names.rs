@@ -92,6 +92,8 @@ pub const FETCH_GETS_IN_FLIGHT: &str = "tsm.fetch.gets.in.flight";
 pub const FETCH_READ_AHEAD_BYTES: &str = "tsm.fetch.read.ahead.bytes";
 /// `tsm.fetch.read.ahead.store.bytes` (tsm only)
 pub const FETCH_READ_AHEAD_STORE_BYTES: &str = "tsm.fetch.read.ahead.store.bytes";
+/// `tsm.fetch.read.ahead.plain` (tsm only)
+pub const FETCH_READ_AHEAD_PLAIN: &str = "tsm.fetch.read.ahead.plain";
 /// `tsm.close.timeout.ms` (tsm only)
 pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
 
@@ -409,6 +411,18 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
          segments reading ahead at once: raise it for many concurrent catch-ups (e.g. 8 \
          chunks per catching-up partition). `0`: no read-ahead without a chunk cache. An \
          integer from 0 to 2147483647.",
+    ),
+    key(
+        FETCH_READ_AHEAD_PLAIN,
+        "auto",
+        "tsm only. Whether read-ahead (`tsm.fetch.read.ahead.bytes`) applies to plain \
+         segments (neither compressed nor encrypted) without a chunk cache. `auto`: yes, \
+         unless the backend reads a local directory (`filesystem`), where a read costs no \
+         round trip and the kernel's page cache reads ahead already: plain segments are then \
+         read at exact ranges, straight from the file. `true` for a filesystem backend on a \
+         network or FUSE mount (NFS, EFS, a bucket mounted as files); `false` to never \
+         read plain segments ahead. Transformed segments are read ahead whatever this says. \
+         `auto`, `true` or `false`.",
     ),
     key(
         CLOSE_TIMEOUT_MS,

@@ -257,6 +257,9 @@ pub struct ReadsConfig {
     pub read_ahead_bytes: u64,
     /// `tsm.fetch.read.ahead.store.bytes`, default 64 MiB; 0: no default store.
     pub read_ahead_store_bytes: u64,
+    /// `tsm.fetch.read.ahead.plain`: `None` for `auto` (the default: on unless the
+    /// backend's reads are local), else the value given.
+    pub read_ahead_plain: Option<bool>,
 }
 
 /// Typed reads of the raw map; errors name the key. Values are trimmed (as Kafka's
@@ -284,6 +287,17 @@ impl<'a> Props<'a> {
             Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
             Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
             Some(v) => Err(ConfigError::new(key, v, "true or false")),
+        }
+    }
+
+    /// `auto` (or absent): `Ok(None)`; `true` / `false`: `Ok(Some(_))`.
+    fn auto_bool(&self, key: &str) -> Result<Option<bool>, ConfigError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) if v.eq_ignore_ascii_case("auto") => Ok(None),
+            Some(v) if v.eq_ignore_ascii_case("true") => Ok(Some(true)),
+            Some(v) if v.eq_ignore_ascii_case("false") => Ok(Some(false)),
+            Some(v) => Err(ConfigError::new(key, v, "auto, true or false")),
         }
     }
 
@@ -575,6 +589,7 @@ impl RsmConfig {
                     None,
                 )
                 .map_or(crate::engine::DEFAULT_READ_AHEAD_STORE_BYTES, |v| v as u64),
+            read_ahead_plain: pb.or(p.auto_bool(FETCH_READ_AHEAD_PLAIN), None),
         };
 
         let log = parse_log(&p, pb);

@@ -6,7 +6,9 @@
 //! - through a chunk store (`engine/cached.rs`): when a chunk cache is configured; else,
 //!   when the default read-ahead store exists, for every transformed segment and for a
 //!   plain one when the open is the second or later in a row to continue the previous
-//!   stream of the segment (`engine/sequential.rs`: a lagging consumer). Read-ahead runs
+//!   stream of the segment (`engine/sequential.rs`: a lagging consumer) and plain
+//!   segments are read ahead (`tsm.fetch.read.ahead.plain`: by default not on a backend
+//!   whose reads are local, `StorageBackend::reads_are_local`). Read-ahead runs
 //!   there. Such a plain open without a chunk cache reads the exact bytes up to the next
 //!   chunk boundary first (unless the chunk holding its start is stored or loading), then
 //!   the chunks from there: the exact reads before it handed out that chunk's start, so
@@ -102,11 +104,14 @@ pub(super) async fn fetch(
     let (read_ahead, mut cursor) = inner.positions.open(keys.log.as_str(), start).await;
     let index = Arc::new(index);
     let transform = segment.transform.clone();
-    let ahead = if read_ahead {
-        inner.opts.read_ahead_bytes
-    } else {
-        0
-    };
+    // A plain segment on a local store is read at exact ranges, never ahead
+    // (`tsm.fetch.read.ahead.plain`).
+    let ahead =
+        if read_ahead && (inner.opts.read_ahead_plain != Some(false) || !transform.is_identity()) {
+            inner.opts.read_ahead_bytes
+        } else {
+            0
+        };
     // The configured chunk cache serves every read (with the Java plugin's prefetch); the
     // default read-ahead store sequential reads and every read of a transformed segment
     // (whose chunks the next fetch would otherwise download again).

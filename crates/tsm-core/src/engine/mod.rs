@@ -266,9 +266,14 @@ impl RemoteStorageManager {
     /// with backend wrappers to get one snapshot).
     pub fn with_registry(
         backend: Arc<dyn StorageBackend>,
-        opts: EngineOptions,
+        mut opts: EngineOptions,
         registry: MetricsRegistry,
     ) -> Self {
+        // `auto`: no read-ahead of plain segments where a read costs no round trip.
+        opts.read_ahead_plain = Some(
+            opts.read_ahead_plain
+                .unwrap_or_else(|| !backend.reads_are_local()),
+        );
         let manifests = AsyncCache::builder("manifest")
             .bound(
                 opts.manifest_cache_entries

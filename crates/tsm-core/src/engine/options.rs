@@ -88,6 +88,12 @@ pub struct EngineOptions {
     /// used when no chunk cache is configured (carved out of `memory_budget_bytes`, at most
     /// half of it); 0: no store, no read-ahead without a chunk cache.
     pub read_ahead_store_bytes: u64,
+    /// `tsm.fetch.read.ahead.plain`: whether plain segments are read ahead without a chunk
+    /// cache. `None` (`auto`, the default): yes unless the backend's reads are local
+    /// ([`StorageBackend::reads_are_local`](tsm_storage::StorageBackend::reads_are_local));
+    /// the engine resolves it when built, so [`RemoteStorageManager::options`](super::RemoteStorageManager::options)
+    /// shows `Some(_)`.
+    pub read_ahead_plain: Option<bool>,
     /// Original bytes of a plain segment's first read, split into parallel sub-range GETs
     /// (the broker's `max.partition.fetch.bytes`, 1 MiB, by default).
     pub first_read_bytes: u64,
@@ -131,6 +137,7 @@ impl std::fmt::Debug for EngineOptions {
             .field("gets_in_flight", &self.gets_in_flight)
             .field("read_ahead_bytes", &self.read_ahead_bytes)
             .field("read_ahead_store_bytes", &self.read_ahead_store_bytes)
+            .field("read_ahead_plain", &self.read_ahead_plain)
             .finish_non_exhaustive()
     }
 }
@@ -167,6 +174,7 @@ impl EngineOptions {
             gets_in_flight: DEFAULT_GETS_IN_FLIGHT,
             read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
             read_ahead_store_bytes: DEFAULT_READ_AHEAD_STORE_BYTES,
+            read_ahead_plain: None,
             first_read_bytes: 1024 * 1024,
             get_part_bytes: 1024 * 1024,
             min_sub_range_bytes: 256 * 1024,
@@ -222,6 +230,7 @@ impl EngineOptions {
             gets_in_flight: cfg.reads.gets_in_flight,
             read_ahead_bytes: cfg.reads.read_ahead_bytes,
             read_ahead_store_bytes: cfg.reads.read_ahead_store_bytes,
+            read_ahead_plain: cfg.reads.read_ahead_plain,
             max_in_flight: cfg
                 .lifecycle
                 .max_in_flight

@@ -177,6 +177,10 @@ pub(crate) fn options(
     o.key_prefix = "test-prefix/".into();
     o.max_in_flight = 4;
     o.max_get_bytes = 64 * 1024;
+    // The tests' filesystem bucket stands in for a remote store: plain segments are read
+    // ahead as on S3 / GCS / Azure (`auto` would not on a local directory; see
+    // `engine_reads::a_local_directory_reads_plain_segments_at_exact_ranges`).
+    o.read_ahead_plain = Some(true);
     o
 }
 

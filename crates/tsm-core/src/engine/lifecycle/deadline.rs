@@ -264,6 +264,10 @@ impl StorageBackend for DeadlineBackend {
     fn upload_buffer_bytes(&self) -> u64 {
         self.inner.upload_buffer_bytes()
     }
+
+    fn reads_are_local(&self) -> bool {
+        self.inner.reads_are_local()
+    }
 }
 
 /// How far the store got in pulling an upload's body.
