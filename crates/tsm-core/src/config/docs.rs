@@ -90,10 +90,10 @@ buffers (S3: `multipart.upload.part.size x (parts.in.flight + 1)`; Azure: block 
 | fetchIndex | `2 x` the stored index size |
 
 (`G` = `tsm.fetch.gets.in.flight`.) The default read-ahead store \
-(`tsm.fetch.read.ahead.store.bytes`, 64 MiB, used when no chunk cache is set) is taken out \
+(`tsm.fetch.read.ahead.store.bytes`, 80 MiB, used when no chunk cache is set) is taken out \
 of the budget when the plugin starts: the calls share the rest. Example: 4 MiB chunks, 2 \
 cores, S3 defaults (25 MiB parts, 4 in flight): a copy reserves about 33 + 125 = 158 MiB of \
-the 192 MiB the calls share, a fetch at most 8 MiB while a chunk loads; so one copy runs \
+the 176 MiB the calls share, a fetch at most 8 MiB while a chunk loads; so one copy runs \
 at a time next to the fetches, and further copies wait. A \
 call that needs more than the whole budget takes all of it and runs alone. A call that \
 cannot get budget waits (copy: up to `tsm.storage.upload.timeout.ms`; fetch: up to \

@@ -381,17 +381,17 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     ),
     key(
         FETCH_GETS_IN_FLIGHT,
-        "8",
+        "10",
         "tsm only. Ranged GETs one fetch stream, or one segment's read-ahead, keeps in \
          flight: a first read or a wanted chunk is split into up to this many sub-range \
          GETs, read-ahead runs up to this many chunk GETs at once. One connection to a \
          store carries about 80 MB/s and waits ~20 ms for a first byte, so 500 MB/s per \
-         broker needs about 8. Each GET is reserved from `tsm.memory.budget.bytes`. An \
+         catching-up partition needs about 9 (4 MiB chunks). Each GET is reserved from `tsm.memory.budget.bytes`. An \
          integer from 1 to 64.",
     ),
     key(
         FETCH_READ_AHEAD_BYTES,
-        "33554432",
+        "41943040",
         "tsm only. Stored bytes read ahead of a sequential reader: when the broker's \
          fetchLogSegment of a segment starts within what its previous one read, for the \
          second time in a row (a lagging consumer), the chunks after the one being read are \
@@ -404,11 +404,11 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     ),
     key(
         FETCH_READ_AHEAD_STORE_BYTES,
-        "67108864",
+        "83886080",
         "tsm only. Size in bytes of the in-memory read-ahead store used when no \
          `fetch.chunk.cache.class` is set; taken out of `tsm.memory.budget.bytes` (at most \
          half of it). Each segment reading ahead gets half the store divided by the number of \
-         segments reading ahead at once: raise it for many concurrent catch-ups (e.g. 8 \
+         segments reading ahead at once: raise it for many concurrent catch-ups (e.g. 20 \
          chunks per catching-up partition). `0`: no read-ahead without a chunk cache. An \
          integer from 0 to 2147483647.",
     ),

@@ -251,11 +251,11 @@ pub struct LifecycleConfig {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ReadsConfig {
-    /// `tsm.fetch.gets.in.flight`, default 8.
+    /// `tsm.fetch.gets.in.flight`, default 10.
     pub gets_in_flight: usize,
-    /// `tsm.fetch.read.ahead.bytes`, default 32 MiB; 0: off.
+    /// `tsm.fetch.read.ahead.bytes`, default 40 MiB; 0: off.
     pub read_ahead_bytes: u64,
-    /// `tsm.fetch.read.ahead.store.bytes`, default 64 MiB; 0: no default store.
+    /// `tsm.fetch.read.ahead.store.bytes`, default 80 MiB; 0: no default store.
     pub read_ahead_store_bytes: u64,
     /// `tsm.fetch.read.ahead.plain`: `None` for `auto` (the default: on unless the
     /// backend's reads are local), else the value given.

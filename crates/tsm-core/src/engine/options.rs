@@ -107,14 +107,16 @@ pub struct EngineOptions {
 
 /// Default `tsm.fetch.gets.in.flight`. Bandwidth-delay product: one connection to an
 /// object store carries about 80 MB/s and a GET waits about 20 ms for its first byte, so
-/// a 4 MiB chunk GET takes ~70 ms (~60 MB/s effective); 500 MB/s per broker needs
-/// 500 / 60 = 8 GETs in flight.
-pub const DEFAULT_GETS_IN_FLIGHT: usize = 8;
-/// Default `tsm.fetch.read.ahead.bytes`: 8 GETs of 4 MiB chunks (see
+/// a 4 MiB chunk GET takes ~72 ms (~58 MB/s effective); 500 MB/s per catching-up
+/// partition needs 500 / 58 = 9 GETs in flight, 10 leaves headroom (8 measured 485 MB/s:
+/// docs/benchmarks.md, "Issue 18, third pass").
+pub const DEFAULT_GETS_IN_FLIGHT: usize = 10;
+/// Default `tsm.fetch.read.ahead.bytes`: 10 GETs of 4 MiB chunks (see
 /// [`DEFAULT_GETS_IN_FLIGHT`]).
-pub const DEFAULT_READ_AHEAD_BYTES: u64 = 32 * 1024 * 1024;
-/// Default `tsm.fetch.read.ahead.store.bytes`: two sequential readers' read-ahead.
-pub const DEFAULT_READ_AHEAD_STORE_BYTES: u64 = 64 * 1024 * 1024;
+pub const DEFAULT_READ_AHEAD_BYTES: u64 = 40 * 1024 * 1024;
+/// Default `tsm.fetch.read.ahead.store.bytes`: twice one sequential reader's read-ahead
+/// (each segment reading ahead gets at most half the store).
+pub const DEFAULT_READ_AHEAD_STORE_BYTES: u64 = 80 * 1024 * 1024;
 
 /// Default of the three `fetch.*.cache.get.timeout.ms` keys (the Java plugin's default).
 pub(super) const DEFAULT_GET_TIMEOUT: Duration = Duration::from_secs(10);
