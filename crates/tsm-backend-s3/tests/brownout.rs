@@ -1012,7 +1012,7 @@ impl StorageBackend for ConcurrentGets {
 
 /// The link: MinIO behind 20 ms of latency and 80 MB/s per connection. A lagging
 /// consumer reads a plain 24 MiB segment in the broker's 1 MiB fetches: its first read
-/// goes out as 4 sub-range GETs at once, then read-ahead keeps 8 chunk GETs in flight
+/// goes out as 4 sub-range GETs at once, then read-ahead keeps 10 chunk GETs in flight
 /// (`tsm.fetch.gets.in.flight`); every byte arrives in order, each stored byte is
 /// downloaded about once. Counts GETs open at once (not time).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

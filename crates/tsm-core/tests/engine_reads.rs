@@ -265,6 +265,7 @@ async fn plain_ranges_download_exactly_the_bytes_asked() {
     opts.first_read_bytes = 100_000;
     opts.get_part_bytes = 70_000;
     opts.min_sub_range_bytes = 10_000;
+    let split = opts.gets_in_flight as u64;
     let engine = metered(&world, opts);
     let seg = segment(&world.path("s"), Rng::new(3).bytes(1_000_000), false, 3);
     engine
@@ -289,9 +290,10 @@ async fn plain_ranges_download_exactly_the_bytes_asked() {
         let (g1, d1) = cost(&engine);
         let len = b - a + 1;
         assert_eq!(d1 - d0, len, "range {i} {a}..={b}");
-        // The first 100 000 bytes in up to 8 sub-ranges of >= 10 000, the rest in 70 000s.
+        // The first 100 000 bytes in up to `tsm.fetch.gets.in.flight` sub-ranges of
+        // >= 10 000, the rest in 70 000s.
         let first = len.min(100_000);
-        let want = (first / 10_000).clamp(1, 8) + (len - first).div_ceil(70_000);
+        let want = (first / 10_000).clamp(1, split) + (len - first).div_ceil(70_000);
         assert_eq!(g1 - g0, want, "range {i} {a}..={b}: GETs");
     }
 }
