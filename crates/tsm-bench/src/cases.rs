@@ -61,6 +61,10 @@ pub enum Op {
     /// Raw single-core zstd level 3 over the log in 4 MiB chunks.
     #[serde(rename = "zstd-1core")]
     Zstd1Core,
+    /// Raw single-core zstd decompression of those chunks (what a zstd read can restore
+    /// per core).
+    #[serde(rename = "unzstd-1core")]
+    Unzstd1Core,
     /// Raw backend upload of the log (no transform).
     Put,
     /// Raw backend download of that object (whole).
@@ -71,7 +75,14 @@ pub enum Op {
 
 impl Op {
     /// Every op, in run order for one data set: limits first, then per mode.
-    pub const LIMITS: [Op; 5] = [Op::FileRead, Op::Zstd1Core, Op::Put, Op::Get, Op::DeleteRaw];
+    pub const LIMITS: [Op; 6] = [
+        Op::FileRead,
+        Op::Zstd1Core,
+        Op::Unzstd1Core,
+        Op::Put,
+        Op::Get,
+        Op::DeleteRaw,
+    ];
     /// Per-mode ops, in run order.
     pub const PER_MODE: [Op; 6] = [
         Op::Copy,
@@ -93,6 +104,7 @@ impl Op {
             Op::Delete => "delete",
             Op::FileRead => "file-read",
             Op::Zstd1Core => "zstd-1core",
+            Op::Unzstd1Core => "unzstd-1core",
             Op::Put => "put",
             Op::Get => "get",
             Op::DeleteRaw => "delete-raw",
@@ -184,6 +196,11 @@ async fn run_async(spec: &CaseSpec) -> Result<Option<Record>> {
             rec.subject = "limit".into();
             rec.mode = None;
             zstd_1core(&files.log, &mut rec)?;
+        }
+        Op::Unzstd1Core => {
+            rec.subject = "limit".into();
+            rec.mode = None;
+            unzstd_1core(&files.log, &mut rec)?;
         }
         Op::Put | Op::Get | Op::DeleteRaw => {
             rec.subject = "limit".into();
@@ -613,6 +630,43 @@ fn zstd_1core(log: &Path, rec: &mut Record) -> Result<()> {
     rec.cpu_seconds = Some(clock.cpu);
     rec.extra
         .insert("compressed_bytes".into(), compressed.into());
+    rec.extra.insert("level".into(), 3.into());
+    Ok(())
+}
+
+/// `unzstd-1core`: each 4 MiB chunk compressed at level 3 (untimed), then decompressed on
+/// this thread; only the decompression calls are timed. `bytes`: original bytes restored.
+fn unzstd_1core(log: &Path, rec: &mut Record) -> Result<()> {
+    let mut f = File::open(log).with_context(|| format!("opening {}", log.display()))?;
+    let mut buf = vec![0u8; LIMIT_BUF];
+    let mut packed = vec![0u8; zstd::zstd_safe::compress_bound(LIMIT_BUF)];
+    let mut z = zstd::bulk::Compressor::new(3).context("zstd compressor")?;
+    let mut d = zstd::bulk::Decompressor::new().context("zstd decompressor")?;
+    let mut clock = Clock::default();
+    let mut total = 0u64;
+    loop {
+        let n =
+            read_full(&mut f, &mut buf).with_context(|| format!("reading {}", log.display()))?;
+        if n == 0 {
+            break;
+        }
+        let m = z
+            .compress_to_buffer(&buf[..n], &mut packed)
+            .context("zstd compression")?;
+        let t = Clock::start();
+        let k = d
+            .decompress_to_buffer(&packed[..m], &mut buf)
+            .context("zstd decompression")?;
+        clock.stop(t);
+        anyhow::ensure!(k == n, "zstd restored {k} bytes of a {n}-byte chunk");
+        total += n as u64;
+        if n < buf.len() {
+            break;
+        }
+    }
+    rec.bytes = total;
+    rec.seconds = clock.wall.as_secs_f64();
+    rec.cpu_seconds = Some(clock.cpu);
     rec.extra.insert("level".into(), 3.into());
     Ok(())
 }

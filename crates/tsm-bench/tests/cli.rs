@@ -73,7 +73,7 @@ fn run_and_report() {
             )
         })
         .collect();
-    for op in ["file-read", "zstd-1core", "put", "get"] {
+    for op in ["file-read", "zstd-1core", "unzstd-1core", "put", "get"] {
         assert!(ops.contains(&(op.into(), "-".into())), "{op} in {ops:?}");
     }
     for mode in ["plain", "zstd+aes"] {
@@ -90,7 +90,7 @@ fn run_and_report() {
             );
         }
     }
-    assert_eq!(recs.len(), 4 + 2 * 5);
+    assert_eq!(recs.len(), 5 + 2 * 5);
     for r in &recs {
         assert!(r["peak_rss_bytes"].as_u64().unwrap_or(0) > 0, "{r}");
         assert_eq!(r["harness"], "rust");
