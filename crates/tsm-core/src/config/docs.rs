@@ -84,7 +84,7 @@ buffers (S3: `multipart.upload.part.size x (parts.in.flight + 1)`; Azure: block 
 | call | reserves |
 |---|---|
 | copy | `(F + 2) x (C + S) + 2 x largest index + P` |
-| fetch of a plain segment | each GET in flight its length (at most `G` GETs of at most 1 MiB), from issue until its bytes were handed out |
+| fetch of a plain segment | each GET in flight its length (at most `G` GETs of at most 4 MiB), from issue until its bytes were handed out |
 | fetch through a chunk store (a transformed segment, or a sequential reader) | while a chunk loads: its GETs plus `C`; each read-ahead load `C + S`, only when free |
 | fetch of a transformed segment without any store (`tsm.fetch.read.ahead.store.bytes=0`, no chunk cache) | `(F + 2) x (C + S) + min(G, F) x S`, until closed |
 | fetchIndex | `2 x` the stored index size |
