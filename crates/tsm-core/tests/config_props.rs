@@ -91,6 +91,19 @@ fn defaults_match_the_java_plugin() {
     );
 }
 
+/// The request-cost knob reaches the engine: the broker's 1 MiB read split into 256 KiB
+/// GETs by default, one GET at 1 MiB (`engine_reads::plain_ranges_download_exactly_the_bytes_asked`
+/// checks the split itself).
+#[test]
+fn the_sub_range_size_reaches_the_engine() {
+    let default = tsm_core::engine::EngineOptions::from_config(&ok(&[])).expect("options");
+    assert_eq!(default.min_sub_range_bytes, 256 * 1024);
+    let c = ok(&[("tsm.fetch.sub.range.min.bytes", "1048576")]);
+    assert_eq!(c.reads.min_sub_range_bytes, 1 << 20);
+    let o = tsm_core::engine::EngineOptions::from_config(&c).expect("options");
+    assert_eq!(o.min_sub_range_bytes, 1 << 20);
+}
+
 #[test]
 fn read_ahead_of_plain_segments_is_auto_true_or_false() {
     for (value, want) in [
@@ -218,6 +231,12 @@ fn every_invalid_value_names_key_value_and_allowed() {
             "from 1",
         ),
         (&[("chunk.size", "4MiB")], "chunk.size", "4MiB", "integer"),
+        (
+            &[("tsm.fetch.sub.range.min.bytes", "1000")],
+            "tsm.fetch.sub.range.min.bytes",
+            "1000",
+            "from 1024 to 2147483647",
+        ),
         (
             &[("tsm.fetch.read.ahead.plain", "sometimes")],
             "tsm.fetch.read.ahead.plain",

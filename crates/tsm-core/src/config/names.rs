@@ -94,6 +94,8 @@ pub const FETCH_READ_AHEAD_BYTES: &str = "tsm.fetch.read.ahead.bytes";
 pub const FETCH_READ_AHEAD_STORE_BYTES: &str = "tsm.fetch.read.ahead.store.bytes";
 /// `tsm.fetch.read.ahead.plain` (tsm only)
 pub const FETCH_READ_AHEAD_PLAIN: &str = "tsm.fetch.read.ahead.plain";
+/// `tsm.fetch.sub.range.min.bytes` (tsm only)
+pub const FETCH_SUB_RANGE_MIN_BYTES: &str = "tsm.fetch.sub.range.min.bytes";
 /// `tsm.close.timeout.ms` (tsm only)
 pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
 
@@ -423,6 +425,17 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
          network or FUSE mount (NFS, EFS, a bucket mounted as files); `false` to never \
          read plain segments ahead. Transformed segments are read ahead whatever this says. \
          `auto`, `true` or `false`.",
+    ),
+    key(
+        FETCH_SUB_RANGE_MIN_BYTES,
+        "262144",
+        "tsm only. Smallest sub-range GET a read's first bytes (a plain segment's first \
+         1 MiB, a transformed segment's wanted chunk) are split into, up to \
+         `tsm.fetch.gets.in.flight` of them in parallel: the broker's 1 MiB read of a plain \
+         segment is 4 GETs of 256 KiB, its last byte a round trip plus a quarter of the \
+         transfer away. Where requests cost more than that latency, `1048576` makes it one \
+         GET (the Java plugin's count for that read, without its 4 MiB download). \
+         Read-ahead GETs (whole chunks) are not split. An integer from 1024 to 2147483647.",
     ),
     key(
         CLOSE_TIMEOUT_MS,

@@ -260,6 +260,8 @@ pub struct ReadsConfig {
     /// `tsm.fetch.read.ahead.plain`: `None` for `auto` (the default: on unless the
     /// backend's reads are local), else the value given.
     pub read_ahead_plain: Option<bool>,
+    /// `tsm.fetch.sub.range.min.bytes`, default 256 KiB.
+    pub min_sub_range_bytes: u64,
 }
 
 /// Typed reads of the raw map; errors name the key. Values are trimmed (as Kafka's
@@ -590,6 +592,12 @@ impl RsmConfig {
                 )
                 .map_or(crate::engine::DEFAULT_READ_AHEAD_STORE_BYTES, |v| v as u64),
             read_ahead_plain: pb.or(p.auto_bool(FETCH_READ_AHEAD_PLAIN), None),
+            min_sub_range_bytes: pb
+                .or(
+                    p.int(FETCH_SUB_RANGE_MIN_BYTES, 1024, i64::from(i32::MAX)),
+                    None,
+                )
+                .map_or(crate::engine::DEFAULT_MIN_SUB_RANGE_BYTES, |v| v as u64),
         };
 
         let log = parse_log(&p, pb);

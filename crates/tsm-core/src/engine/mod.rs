@@ -102,8 +102,8 @@ use crate::{
     BackendKind, IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError, StorageBackend,
 };
 pub use options::{
-    CompressionMode, DEFAULT_GETS_IN_FLIGHT, DEFAULT_MAX_GET_BYTES, DEFAULT_READ_AHEAD_BYTES,
-    DEFAULT_READ_AHEAD_STORE_BYTES, EngineOptions,
+    CompressionMode, DEFAULT_GETS_IN_FLIGHT, DEFAULT_MAX_GET_BYTES, DEFAULT_MIN_SUB_RANGE_BYTES,
+    DEFAULT_READ_AHEAD_BYTES, DEFAULT_READ_AHEAD_STORE_BYTES, EngineOptions,
 };
 pub use sequential::is_sequential;
 use stats::Stats;
