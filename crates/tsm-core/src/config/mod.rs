@@ -5,7 +5,7 @@
 //! Key names and defaults are the Java plugin's (Aiven tiered-storage-for-apache-kafka),
 //! so a cluster can switch plugins without touching its properties. [`CONFIG_KEYS`] (core)
 //! and each [`BackendKind::keys`] (`storage.*`) are the single source of truth;
-//! [`render_configuration_markdown`] turns them into `docs/configuration.md`; [`check`]
+//! [`render_configuration_markdown`] turns them into `docs/configuration.md`; [`check()`]
 //! lists every problem of a map (`tsm config check`).
 
 mod check;

@@ -392,7 +392,7 @@ impl RsmConfig {
     /// # Errors
     /// The first invalid value found, as a [`ConfigError`] naming key, value and what is
     /// allowed. Required keys: `storage.backend.class`, `chunk.size`, and the encryption
-    /// and chunk-cache keys when those are enabled. [`super::check`] reports every
+    /// and chunk-cache keys when those are enabled. [`super::check()`] reports every
     /// problem instead of the first.
     pub fn from_props(
         props: BTreeMap<String, String>,

@@ -92,7 +92,7 @@ pub(super) struct Group {
     pub(super) range: ByteRange,
 }
 
-/// Cuts the contiguous stored bytes of `group` (from a [`Window`]) into its stored
+/// Cuts the contiguous stored bytes of `group` (from a [`Window`](super::window::Window)) into its stored
 /// chunks, in order.
 pub(super) fn cut_chunks(
     body: BoxStream<'static, Result<Bytes, RsmError>>,

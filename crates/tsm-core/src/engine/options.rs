@@ -1,5 +1,5 @@
 //! [`EngineOptions`]: the settings the engine runs with, derived from
-//! [`RsmConfig`](crate::config::RsmConfig) by [`EngineOptions::from_config`] (which also loads
+//! [`crate::config::RsmConfig`] by [`EngineOptions::from_config`] (which also loads
 //! the key ring from its PEM files), or built directly by Rust tools and tests.
 
 use std::sync::Arc;
