@@ -30,7 +30,8 @@
 # once per broker start, right before the tiered read, on the same broker (page cache as found:
 # the records were just written, so usually hot; the filesystem bucket is hot as well).
 #
-# The tsm plugin: RSM config as tests/broker/lib.sh (rsm_config_args) with chunk.size 4 MiB and
+# The tsm plugin: $TSM_PLUGIN_JAR (libtsm_jni.so beside it) or, when unset, the jar
+# crates/tsm-jni/build.sh builds once per run; RSM config as tests/broker/lib.sh (rsm_config_args) with chunk.size 4 MiB and
 # no compression or encryption (both plugins alike); the Java plugin the same keys with full
 # backend class names. Results: one JSON line per read to $TSM_BENCH_BROKER_OUT (default
 # results-broker.jsonl next to $TSM_BENCH_OUT), a markdown table (results-broker.md) with each
@@ -148,8 +149,12 @@ label=$backend
 rsm_args_for() {
   case $1 in
     tsm)
-      TSM_PLUGIN_JAR="${TSM_PLUGIN_JAR:-$TSM_ROOT/crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar}"
-      export TSM_PLUGIN_JAR
+      # Built once (crates/tsm-jni/build.sh with the backend's feature) unless TSM_PLUGIN_JAR
+      # names a jar; every broker start of the run loads the same one.
+      if [ -z "${TSM_PLUGIN_JAR:-}" ]; then
+        TSM_PLUGIN_JAR=$(plugin_jar "$(backend_feature "$backend")") || die "no plugin jar"
+        export TSM_PLUGIN_JAR
+      fi
       setup_rsm tsm "$backend" "$root" false false "$work/keys"
       ;;
     aiven)

@@ -278,6 +278,9 @@ EOF
       || { cat "$dir/logs/format.log" >&2; die "kafka.tools.StorageTool format failed for $dir"; }
   fi
 
+  # The log appends across starts: only lines after this mark say that THIS start is ready.
+  local mark
+  mark=$(wc -l <"$dir/logs/server.log" 2>/dev/null || echo 0)
   # setsid: the broker gets its own process group, so stop can kill all of it and a
   # Ctrl-C in the calling terminal does not kill it halfway.
   # shellcheck disable=SC2086
@@ -307,7 +310,7 @@ KAFKA_LIBS=$LIBS
 KAFKA_VERSION=$KAFKA_VERSION
 EOF
 
-  wait_started "$pid" "$dir" "$port" "$timeout"
+  wait_started "$pid" "$dir" "$port" "$timeout" "$mark"
 }
 
 cmd_stop() {
