@@ -275,6 +275,18 @@ record() { # subject variant broker_props consumer_props "mbps secs mib" local_m
         partitions: $partitions, segment_bytes: $seg, kafka_version: $kafka, load_avg: $load}}' >>"$out"
 }
 
+# jmx_dump FILE: the broker's remote-read counters after a read (bench/broker/JmxDump.java):
+# Kafka's remote fetch metrics and the plugin's (the tsm engine's store request counts and
+# read-ahead, the Java plugin's aiven.* MBeans). Kept beside the results; a broker whose JMX
+# does not answer leaves a note, not a failed read.
+jmx_dump() {
+  java "$TSM_ROOT/bench/broker/JmxDump.java" "$KAFKA_JMX_URL" \
+    'kafka.server:type=BrokerTopicMetrics,name=Remote*,*' 'kafka.server:type=DelayedRemoteFetchMetrics,*' \
+    'kafka.log.remote:*' 'kafka.server:type=plugins,*' 'aiven.*:*' >"$1" 2>"$1.err" \
+    || log "  (no JMX dump: $(tail -n 1 "$1.err"))"
+  rm -f "$1.err"
+}
+
 failed=()
 for v in "${selected[@]}"; do
   IFS='|' read -r vname bprops cprops <<<"$v"
@@ -290,6 +302,7 @@ for v in "${selected[@]}"; do
       continue
     fi
     record "$sn" "$vname" "$bprops" "$cprops" "$got" "${loc%% *}"
+    jmx_dump "$(dirname "$out")/broker-jmx-$label-$vname-$sn.tsv"
     log "  local disk ${loc%% *} MiB/s, tiered through $sn ${got%% *} MiB/s"
   done
 done
