@@ -17,9 +17,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use engine_support::*;
 use futures::{FutureExt, StreamExt};
-use tsm_core::RemoteStorageManager;
 use tsm_core::engine::{CompressionMode, EngineOptions};
 use tsm_core::metrics::MetricsRegistry;
+use tsm_core::{IndexType, RemoteStorageManager};
 use tsm_storage::gate::GatedBackend;
 
 const MIB: u64 = 1 << 20;
@@ -586,6 +586,70 @@ async fn read_ahead_stays_inside_the_store() {
             ratio <= 1.05,
             "{readers} reader(s): downloaded {ratio:.3}x the stored bytes"
         );
+        assert_eq!(engine.memory_in_use(), 0);
+    }
+}
+
+/// A lagging consumer goes from one segment to the next (issue 18, measured through a
+/// broker at cloud latency: the opens that confirm a reader cost each 64 MiB segment
+/// about 0.4 s). After a catch-up read segment A to its end, the first open of the
+/// partition's next segment (startOffset = A's endOffset + 1) reads ahead at once; after a
+/// reader that stopped halfway through A, or a random read of A's end, it reads exactly
+/// what it hands out (plain).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_segment_of_a_catch_up_reads_ahead_from_its_first_open() {
+    let chunk = 512 * 1024u32;
+    let size = 6 * MIB;
+    for (how_a_was_read, reads_ahead) in [
+        ("to its end", true),
+        ("halfway", false),
+        ("its end only", false),
+    ] {
+        let world = World::new();
+        let engine = metered(&world, options(chunk, CompressionMode::Off, None));
+        let a = segment(&world.path("a"), compressible(size as usize), false, 1);
+        let mut b = segment(&world.path("b"), compressible(size as usize), false, 2);
+        b.metadata.start_offset = a.metadata.end_offset + 1;
+        b.metadata.end_offset = b.metadata.start_offset + 1000;
+        for s in [&a, &b] {
+            engine
+                .copy_log_segment_data(&s.metadata, &s.data)
+                .await
+                .expect("copy");
+        }
+        let mut start = match how_a_was_read {
+            "its end only" => size - MIB,
+            _ => 0,
+        };
+        let stop = match how_a_was_read {
+            "halfway" => size / 2,
+            _ => size,
+        };
+        while start < stop {
+            let got = broker_fetch(&engine, &a, start, MIB as usize).await;
+            let end = start + got.len() as u64;
+            start = if end == size { end } else { end - 777 };
+        }
+        read_ahead_idle(&engine).await;
+        // As the broker does before its first read of a segment (loads B's manifest).
+        engine
+            .fetch_index(&b.metadata, IndexType::Offset)
+            .await
+            .expect("offset index");
+        let (_, before) = cost(&engine);
+        let got = broker_fetch(&engine, &b, 0, MIB as usize).await;
+        read_ahead_idle(&engine).await;
+        let (_, after) = cost(&engine);
+        let down = after - before;
+        let what = format!("A read {how_a_was_read}: B's first 1 MiB downloaded {down}");
+        eprintln!("{what}");
+        assert_eq!(got.len() as u64, MIB);
+        if reads_ahead {
+            assert!(down > MIB + u64::from(chunk), "{what}: no read-ahead");
+        } else {
+            // A first open of B: the exact range.
+            assert!(down <= MIB + u64::from(chunk), "{what}: read ahead");
+        }
         assert_eq!(engine.memory_in_use(), 0);
     }
 }

@@ -50,6 +50,7 @@ use super::decode::{Group, Restore, cut_chunks, restore};
 use super::lifecycle::budget;
 use super::manifests::load_segment;
 use super::ranges::{PlanSizes, chunk_plan, plain_plan};
+use super::sequential::Opened;
 use super::window::Window;
 use super::{EngineShared, SegmentStream};
 use crate::RsmError;
@@ -57,12 +58,14 @@ use crate::backend::{ByteRange, ObjectKey};
 use crate::cache::ChunkKey;
 use crate::config::names as config_names;
 use crate::object_keys::SegmentKeys;
+use crate::segment::RemoteLogSegmentMetadata;
 use crate::transform::SegmentTransform;
 
 /// Opens the stream of original bytes `start..=end` (see the module docs) of the segment
-/// at `keys`; `name` names it in errors (`<topic>-<partition> segment ...`).
+/// `metadata` at `keys`; `name` names it in errors (`<topic>-<partition> segment ...`).
 pub(super) async fn fetch(
     inner: &Arc<EngineShared>,
+    metadata: &RemoteLogSegmentMetadata,
     keys: SegmentKeys,
     name: &str,
     start: u64,
@@ -101,7 +104,18 @@ pub(super) async fn fetch(
         })?;
     tracing::debug!(start, last, chunks = ?chunks, key = %keys.log, "fetching chunks");
     let chunk_size = u64::from(index.original_chunk_size());
-    let (read_ahead, mut cursor) = inner.positions.open(keys.log.as_str(), start).await;
+    let opened = Opened {
+        object: keys.log.as_str(),
+        partition: (
+            metadata.topic_id.msb,
+            metadata.topic_id.lsb,
+            metadata.partition,
+        ),
+        start_offset: metadata.start_offset,
+        end_offset: metadata.end_offset,
+        size,
+    };
+    let (read_ahead, mut cursor) = inner.positions.open(&opened, start).await;
     let index = Arc::new(index);
     let transform = segment.transform.clone();
     // A plain segment on a local store is read at exact ranges, never ahead

@@ -404,7 +404,7 @@ impl RemoteStorageManager {
         let t = Instant::now();
         let r = match self.inner.read_keys(metadata) {
             Ok(keys) => {
-                fetch::fetch(&self.inner, keys, &name, start, end)
+                fetch::fetch(&self.inner, metadata, keys, &name, start, end)
                     .instrument(span)
                     .await
             }

@@ -31,17 +31,18 @@
 //! The loads run as tasks tracked in `tasks`; `shutdown` cancels them (the engine's close
 //! token) and waits for them, bounded (`engine/lifecycle/close.rs`).
 //!
-//! The next segment is not read ahead. The plugin sees only the segment the broker asks
-//! for (`RemoteLogSegmentMetadata`); which segment follows is the broker's knowledge (its
-//! RemoteLogMetadataManager). The next segment's objects start at `endOffset + 1`, but
-//! their key also holds a segment id that is a fresh random UUID per copy attempt: finding
-//! them takes a LIST of the partition's prefix, which may show several candidates (a
-//! retried copy, an orphan of a failed one, a segment of another leader epoch that the
-//! broker will never read) and cannot see `object_prefix` / `object_key` overrides from that
-//! segment's custom metadata. Guessing would download segments the broker may never ask
-//! for, so read-ahead stops at the end of the segment; the broker's first fetch of the
-//! next segment is an exact 1 MiB read (plain) or one chunk in parallel sub-range GETs,
-//! and the second fetch after it turns read-ahead on again.
+//! The next segment is not read ahead before the broker opens it. The plugin sees only
+//! the segment the broker asks for (`RemoteLogSegmentMetadata`); which segment follows is
+//! the broker's knowledge (its RemoteLogMetadataManager). The next segment's objects start
+//! at `endOffset + 1`, but their key also holds a segment id that is a fresh random UUID
+//! per copy attempt: finding them takes a LIST of the partition's prefix, which may show
+//! several candidates (a retried copy, an orphan of a failed one, a segment of another
+//! leader epoch that the broker will never read) and cannot see `object_prefix` /
+//! `object_key` overrides from that segment's custom metadata. Guessing would download
+//! segments the broker may never ask for, so read-ahead stops at the end of the segment.
+//! From the broker's first fetch of the next segment on, it reads ahead again at once:
+//! that open is recognised by its partition and start offset (`engine/sequential.rs`,
+//! "From one segment to the next").
 //!
 //! Memory: `inflight` holds at most `tsm.fetch.gets.in.flight` loads per segment being
 //! read ahead (per generation: an ended one's loads run out beside the new one's), each

@@ -18,8 +18,21 @@
 //! overwrite each other's position (each then looks random to the other now and then:
 //! less read-ahead, never wrong bytes).
 //!
-//! Memory: at most [`MAX_TRACKED`] segments (a few words each, forgotten after
-//! [`TRACK_TTL`]).
+//! **From one segment to the next.** A lagging consumer reads a partition's segments one
+//! after the other: when it has read a segment to (within [`FOLLOW_SLACK`] of) its end,
+//! the broker's next fetch opens the partition's next segment, the one whose
+//! `startOffset` is this one's `endOffset + 1` (`RemoteLogSegmentMetadata`), at the
+//! position of that offset, 0. A stream that reads ahead and hands out bytes up to there
+//! records, per partition (topic id + partition), the start offset it leads to; the
+//! next open of that partition at that start offset, in its first [`FOLLOW_SLACK`]
+//! bytes, continues the reader (read-ahead at once, not after [`CONFIRMING_OPENS`] more
+//! opens) and uses the record up. Measured through a Kafka 4.2 broker at cloud latency
+//! (docs/benchmarks.md), the confirming opens at the start of each 64 MiB segment cost
+//! the catch-up about 0.4 s per segment. A random read never records a next segment (it
+//! does not read ahead), so it never makes the next segment's first open read ahead.
+//!
+//! Memory: at most [`MAX_TRACKED`] segments and [`MAX_TRACKED`] partitions (a few words
+//! each, forgotten after [`TRACK_TTL`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,6 +46,28 @@ pub(crate) const MAX_TRACKED: u64 = 4096;
 pub(crate) const TRACK_TTL: Duration = Duration::from_secs(600);
 /// Continuations in a row (see the module docs) after which an open reads ahead.
 pub(crate) const CONFIRMING_OPENS: u32 = 2;
+/// Bytes of slack, both ways, for "read to its end" and "opens the next segment at its
+/// start" (see the module docs): one broker fetch (`max.partition.fetch.bytes`, 1 MiB).
+pub(crate) const FOLLOW_SLACK: u64 = 1 << 20;
+
+/// The segment a stream opens, as the detection sees it: its `.log` object, its
+/// partition and offsets (`RemoteLogSegmentMetadata`), its original size in bytes.
+pub(crate) struct Opened<'a> {
+    /// The `.log` object key.
+    pub object: &'a str,
+    /// Topic id (most, least significant bits) and partition.
+    pub partition: (i64, i64, i32),
+    /// `startOffset`.
+    pub start_offset: i64,
+    /// `endOffset` (inclusive).
+    pub end_offset: i64,
+    /// The original segment's size in bytes.
+    pub size: u64,
+}
+
+/// Per partition: the start offset of the segment a sequential reader goes to next,
+/// when one read its segment to the end (see the module docs).
+type NextSegment = Arc<Mutex<Option<i64>>>;
 /// Where the last stream of one segment started and how far it was read (original bytes).
 #[derive(Debug, Default)]
 struct Position {
@@ -45,6 +80,7 @@ struct Position {
 /// The read positions of the segments being read (see the module docs).
 pub(crate) struct Positions {
     positions: AsyncCache<String, Arc<Mutex<Position>>>,
+    next_segments: AsyncCache<(i64, i64, i32), NextSegment>,
 }
 
 /// One stream's read position, updated as it hands bytes out.
@@ -52,16 +88,28 @@ pub(crate) struct Cursor {
     position: Arc<Mutex<Position>>,
     start: u64,
     served: u64,
+    /// For a stream that reads ahead: where its partition's next segment starts (its
+    /// record, that segment's start offset, and the byte from which this one counts as
+    /// read to its end); taken once recorded.
+    follow: Option<(NextSegment, i64, u64)>,
 }
 
 impl Cursor {
     /// `n` more bytes handed out.
     pub(crate) fn advance(&mut self, n: u64) {
         self.served += n;
-        let mut p = self.position.lock().unwrap_or_else(|e| e.into_inner());
-        // Only while no later stream of the segment has opened.
-        if p.start == self.start {
-            p.end = p.end.max(self.start + self.served);
+        let at = self.start + self.served;
+        {
+            let mut p = self.position.lock().unwrap_or_else(|e| e.into_inner());
+            // Only while no later stream of the segment has opened.
+            if p.start == self.start {
+                p.end = p.end.max(at);
+            }
+        }
+        if self.follow.as_ref().is_some_and(|(_, _, near)| at >= *near)
+            && let Some((next, offset, _)) = self.follow.take()
+        {
+            *next.lock().unwrap_or_else(|e| e.into_inner()) = Some(offset);
         }
     }
 }
@@ -74,13 +122,34 @@ impl Positions {
                 .bound(Bound::Entries(MAX_TRACKED))
                 .ttl(Some(TRACK_TTL))
                 .build(),
+            next_segments: AsyncCache::builder("read-next-segment")
+                .bound(Bound::Entries(MAX_TRACKED))
+                .ttl(Some(TRACK_TTL))
+                .build(),
         }
     }
 
-    /// Records an open of `object` at `start`; true when it reads ahead: the
+    /// Records an open of `segment` at `start`; true when it reads ahead: the
     /// [`CONFIRMING_OPENS`]th (or later) open in a row that continued the previous stream
-    /// of that object (see the module docs).
-    pub(crate) async fn open(&self, object: &str, start: u64) -> (bool, Cursor) {
+    /// of that object, or the open of the segment a sequential reader of its partition
+    /// goes to next (see the module docs).
+    pub(crate) async fn open(&self, segment: &Opened<'_>, start: u64) -> (bool, Cursor) {
+        let next = self
+            .next_segments
+            .get_or_load(segment.partition, async {
+                Ok::<_, RsmError>(Arc::new(Mutex::new(None)))
+            })
+            .await
+            .unwrap_or_else(|_| Arc::new(Mutex::new(None)));
+        let follows = start < FOLLOW_SLACK && {
+            let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
+            let hit = *n == Some(segment.start_offset);
+            if hit {
+                *n = None;
+            }
+            hit
+        };
+        let object = segment.object;
         let position = self
             .positions
             .get_or_load(object.to_string(), async {
@@ -96,6 +165,8 @@ impl Positions {
             let mut p = position.lock().unwrap_or_else(|e| e.into_inner());
             let run = if is_sequential(p.start, p.end, start, 0) {
                 p.run.saturating_add(1)
+            } else if follows {
+                CONFIRMING_OPENS
             } else {
                 0
             };
@@ -106,12 +177,20 @@ impl Positions {
             };
             run >= CONFIRMING_OPENS
         };
+        let follow = (ahead && segment.end_offset < i64::MAX).then(|| {
+            (
+                next,
+                segment.end_offset + 1,
+                segment.size.saturating_sub(FOLLOW_SLACK),
+            )
+        });
         (
             ahead,
             Cursor {
                 position,
                 start,
                 served: 0,
+                follow,
             },
         )
     }
@@ -142,25 +221,85 @@ mod tests {
         assert!(!is_sequential(500, 1000, 100, 100));
     }
 
+    fn at<'a>(object: &'a str, partition: i32, start_offset: i64, size: u64) -> Opened<'a> {
+        Opened {
+            object,
+            partition: (1, 2, partition),
+            start_offset,
+            end_offset: start_offset + 99,
+            size,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reader_that_reaches_the_end_reads_the_next_segment_ahead_at_once() {
+        let r = Positions::new();
+        let size = 4 * FOLLOW_SLACK;
+        let a = at("a", 0, 0, size);
+        let mut pos = 0;
+        for want in [false, false, true, true] {
+            let (ahead, mut c) = r.open(&a, pos).await;
+            assert_eq!(ahead, want, "open of a at {pos}");
+            c.advance(FOLLOW_SLACK);
+            pos += FOLLOW_SLACK - 10;
+        }
+        // Another partition's segment at that offset, or this partition's at another
+        // offset: not the next segment.
+        assert!(!r.open(&at("x", 1, 100, size), 0).await.0);
+        assert!(!r.open(&at("y", 0, 101, size), 0).await.0);
+        // The next segment, at its start: read ahead, and its second open too.
+        let b = at("b", 0, 100, size);
+        let (ahead, mut c) = r.open(&b, 0).await;
+        assert!(ahead, "the next segment's first open");
+        c.advance(1000);
+        assert!(r.open(&b, 900).await.0, "its second open");
+        // The record is used up: a re-read of the next segment from 0 is a random read.
+        assert!(!r.open(&at("b2", 0, 100, size), 0).await.0);
+    }
+
+    #[tokio::test]
+    async fn a_reader_that_stops_short_of_the_end_or_random_reads_lead_nowhere() {
+        let r = Positions::new();
+        let size = 8 * FOLLOW_SLACK;
+        let a = at("a", 0, 0, size);
+        let mut pos = 0;
+        // Sequential, but it stops more than FOLLOW_SLACK before the end.
+        for _ in 0..4 {
+            let (_, mut c) = r.open(&a, pos).await;
+            c.advance(FOLLOW_SLACK);
+            pos += FOLLOW_SLACK;
+        }
+        assert!(!r.open(&at("b", 0, 100, size), 0).await.0);
+        // Random reads up to the very end of a segment record nothing.
+        let c2 = at("c", 0, 200, size);
+        for p in [size - 100, 0, size - 50] {
+            let (ahead, mut c) = r.open(&c2, p).await;
+            assert!(!ahead);
+            c.advance(100);
+        }
+        assert!(!r.open(&at("d", 0, 300, size), 0).await.0);
+    }
+
     #[tokio::test]
     async fn the_second_continuation_in_a_row_reads_ahead_and_jumps_reset() {
         let r = Positions::new();
-        let (ahead, mut c) = r.open("o", 0).await;
+        let (o, p) = (at("o", 0, 0, 1 << 40), at("p", 0, 0, 1 << 40));
+        let (ahead, mut c) = r.open(&o, 0).await;
         assert!(!ahead, "first open");
         c.advance(100);
-        let (ahead, mut c) = r.open("o", 95).await;
+        let (ahead, mut c) = r.open(&o, 95).await;
         assert!(!ahead, "one continuation");
         c.advance(100);
-        let (ahead, mut c) = r.open("o", 190).await;
+        let (ahead, mut c) = r.open(&o, 190).await;
         assert!(ahead, "two continuations in a row");
         c.advance(100);
         // Past the end of what the last stream handed out: a jump.
-        let (ahead, mut c) = r.open("o", 291).await;
+        let (ahead, mut c) = r.open(&o, 291).await;
         assert!(!ahead);
         c.advance(100);
-        let (ahead, _) = r.open("o", 391).await;
+        let (ahead, _) = r.open(&o, 391).await;
         assert!(!ahead, "one continuation after a jump");
         // Another object has its own position.
-        assert!(!r.open("p", 195).await.0);
+        assert!(!r.open(&p, 195).await.0);
     }
 }
