@@ -653,3 +653,59 @@ async fn the_next_segment_of_a_catch_up_reads_ahead_from_its_first_open() {
         assert_eq!(engine.memory_in_use(), 0);
     }
 }
+
+/// The broker's remote index cache asks for a segment's OFFSET and then its TIMESTAMP index
+/// on its first read of the segment: one GET of `.indexes` serves both (they lie side by
+/// side), plain and encrypted, each exactly the bytes copied; the other indexes are their
+/// own GET.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_offset_and_timestamp_indexes_are_one_get() {
+    let ring = {
+        let dir = tempfile::tempdir().expect("dir");
+        key_ring(dir.path(), "k1", 0)
+    };
+    for (first, second) in [
+        (IndexType::Offset, IndexType::Timestamp),
+        (IndexType::Timestamp, IndexType::Offset),
+    ] {
+        for encrypt in [false, true] {
+            let world = World::new();
+            let opts = options(
+                64 * 1024,
+                CompressionMode::Off,
+                encrypt.then(|| ring.clone()),
+            );
+            let engine = metered(&world, opts);
+            // Seed 3: both indexes non-empty.
+            let seg = segment(&world.path("s"), record_batches(100, 0, 3), true, 3);
+            assert!(!seg.indexes["TIMESTAMP"].is_empty() && !seg.indexes["OFFSET"].is_empty());
+            engine
+                .copy_log_segment_data(&seg.metadata, &seg.data)
+                .await
+                .expect("copy");
+            let what = format!("{first:?} then {second:?}, encrypt {encrypt}");
+            let (gets0, _) = cost(&engine);
+            for index in [first, second] {
+                let got = engine
+                    .fetch_index(&seg.metadata, index)
+                    .await
+                    .expect("index");
+                assert!(
+                    got == seg.indexes[index.java_name()],
+                    "{what}: {index:?} bytes differ"
+                );
+            }
+            let (gets, _) = cost(&engine);
+            // The manifest and one `.indexes` GET.
+            assert_eq!(gets - gets0, 2, "{what}: GETs");
+            for index in [IndexType::ProducerSnapshot, IndexType::Transaction] {
+                let got = engine
+                    .fetch_index(&seg.metadata, index)
+                    .await
+                    .expect("index");
+                assert!(got == seg.indexes[index.java_name()], "{what}: {index:?}");
+            }
+            assert_eq!(engine.memory_in_use(), 0, "{what}");
+        }
+    }
+}

@@ -2,8 +2,14 @@
 //!
 //! The manifest's `segmentIndexes` entry gives the stored position and size; one ranged GET
 //! reads exactly those bytes, which are decrypted when the segment is encrypted. An empty
-//! index (size 0) needs no GET. Memory: the index's stored bytes and its plaintext,
-//! reserved from the engine's budget (`engine/lifecycle/budget.rs`).
+//! index (size 0) needs no GET. OFFSET and TIMESTAMP lie side by side in `.indexes`, and
+//! the broker's remote index cache asks for both, one after the other, on its first read
+//! of a segment (Kafka's `RemoteIndexCache`): a miss of either, when the other is not
+//! cached and both together are at most [`PAIR_MAX_BYTES`], reads both in one GET and
+//! caches the other too (one round trip per segment less at the start of every segment a
+//! consumer reads, and one GET less). A sibling that fails to decode is not cached (its own
+//! call reports it). Memory: the GET's stored bytes and their plaintext, reserved from the
+//! engine's budget (`engine/lifecycle/budget.rs`).
 
 use std::sync::Arc;
 
@@ -40,6 +46,10 @@ pub(super) async fn fetch_index(
     .await
 }
 
+/// OFFSET and TIMESTAMP together in one GET when both add up to at most this many
+/// stored bytes (the broker's default `segment.index.bytes` is 10 MiB each).
+pub(crate) const PAIR_MAX_BYTES: u64 = 16 << 20;
+
 async fn read_index(
     inner: &Arc<EngineShared>,
     name: &str,
@@ -48,7 +58,8 @@ async fn read_index(
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
     let segment = load_segment(inner, keys, generation).await?;
-    let Some(entry) = segment.manifest.segment_indexes.get(index) else {
+    let indexes = &segment.manifest.segment_indexes;
+    let Some(entry) = indexes.get(index) else {
         return Err(RsmError::NotFound(format!(
             "{name}: the segment has no {} index (manifest {})",
             index.java_name(),
@@ -58,26 +69,57 @@ async fn read_index(
     if entry.size == 0 {
         return Ok(Bytes::new());
     }
+    let sibling = match index {
+        IndexType::Offset => Some(IndexType::Timestamp),
+        IndexType::Timestamp => Some(IndexType::Offset),
+        _ => None,
+    }
+    .and_then(|other| Some((other, indexes.get(other)?)))
+    .filter(|(other, e)| {
+        let (first, second) = if e.position < entry.position {
+            (e, &entry)
+        } else {
+            (&entry, e)
+        };
+        e.size > 0
+            && first.position.checked_add(first.size) == Some(second.position)
+            && entry.size.saturating_add(e.size) <= PAIR_MAX_BYTES
+            && !inner
+                .indexes
+                .contains(&(keys.indexes.as_str().to_string(), generation, *other))
+    });
+    let (position, size) = match &sibling {
+        Some((_, e)) => (entry.position.min(e.position), entry.size + e.size),
+        None => (entry.position, entry.size),
+    };
+    let what = || match &sibling {
+        Some((other, _)) => format!(
+            "{} and {} indexes of {name}",
+            index.java_name(),
+            other.java_name()
+        ),
+        None => format!("{} index of {name}", index.java_name()),
+    };
     let key = &keys.indexes;
     let _memory = inner
         .lifecycle
         .budget
         .reserve(
-            entry.size.saturating_mul(2),
+            size.saturating_mul(2),
             inner.lifecycle.deadlines.first_byte,
             names::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
-            || format!("{} index of {name}", index.java_name()),
+            what,
         )
         .await?;
     let range = ByteRange {
-        start: entry.position,
-        end: entry.position.saturating_add(entry.size - 1),
+        start: position,
+        end: position.saturating_add(size - 1),
     };
     let truncated = |got: u64| RsmError::Corrupt {
         object: key.to_string(),
         detail: format!(
-            "truncated object: {} index needs {range} but only {got} bytes were read",
-            index.java_name()
+            "truncated object: the {} need {range} but only {got} bytes were read",
+            what()
         ),
     };
     let body = match inner.backend.fetch(key, Some(range)).await {
@@ -85,12 +127,44 @@ async fn read_index(
         Err(BackendError::InvalidRange { .. }) => return Err(truncated(0)),
         Err(e) => return Err(e.into()),
     };
-    let max = usize::try_from(entry.size).unwrap_or(usize::MAX);
+    let max = usize::try_from(size).unwrap_or(usize::MAX);
     let stored = collect(inner, key, body, max).await?;
-    if stored.len() as u64 != entry.size {
+    if stored.len() as u64 != size {
         return Err(truncated(stored.len() as u64));
     }
-    let transform = segment.transform.clone();
+    // Both entries lie inside `stored` (checked above: the GET covers exactly them).
+    let at = |e: &crate::manifest::SegmentIndexJson| {
+        let from = usize::try_from(e.position - position).unwrap_or(usize::MAX);
+        let to = from.saturating_add(usize::try_from(e.size).unwrap_or(usize::MAX));
+        let own = ByteRange {
+            start: e.position,
+            end: e.position + e.size - 1,
+        };
+        (stored.slice(from..to.min(stored.len())), own)
+    };
+    if let Some((other, e)) = sibling {
+        let (bytes, own) = at(&e);
+        if let Ok(plain) = decode(&segment.transform, key, other, bytes, own).await {
+            inner
+                .indexes
+                .insert((key.as_str().to_string(), generation, other), plain)
+                .await;
+        }
+    }
+    let (bytes, own) = at(&entry);
+    decode(&segment.transform, key, index, bytes, own).await
+}
+
+/// Restores one index's stored bytes (decrypts them when the segment is encrypted), off
+/// the async threads; `range` (the index's stored bytes in `key`) names them in errors.
+async fn decode(
+    transform: &Arc<crate::transform::SegmentTransform>,
+    key: &crate::backend::ObjectKey,
+    index: IndexType,
+    stored: Bytes,
+    range: ByteRange,
+) -> Result<Bytes, RsmError> {
+    let transform = transform.clone();
     tokio::task::spawn_blocking(move || transform.decode_index(index, stored))
         .await
         .map_err(|e| RsmError::Internal(format!("{key} {} index: {e}", index.java_name())))?
