@@ -355,6 +355,13 @@ impl Clock {
         (Instant::now(), self_cpu_seconds())
     }
 
+    /// Puts `bytes` and the time measured (wall and CPU seconds) into `rec`.
+    fn record(&self, rec: &mut Record, bytes: u64) {
+        rec.bytes = bytes;
+        rec.seconds = self.wall.as_secs_f64();
+        rec.cpu_seconds = Some(self.cpu);
+    }
+
     fn stop(&mut self, (t, c): (Instant, f64)) {
         self.wall += t.elapsed();
         self.cpu += self_cpu_seconds() - c;
@@ -443,9 +450,7 @@ impl Fetcher<'_> {
             delivered += r.bytes.len() as u64;
             ttfbs.push(r.ttfb);
         }
-        rec.bytes = delivered;
-        rec.seconds = clock.wall.as_secs_f64();
-        rec.cpu_seconds = Some(clock.cpu);
+        clock.record(rec, delivered);
         rec.downloaded_bytes = Some(counter(self.engine, "backend.bytes.downloaded") - down0);
         ttfbs.sort();
         let pct = |p: f64| {
@@ -490,9 +495,7 @@ impl Fetcher<'_> {
                 end
             };
         }
-        rec.bytes = size;
-        rec.seconds = clock.wall.as_secs_f64();
-        rec.cpu_seconds = Some(clock.cpu);
+        clock.record(rec, size);
         rec.downloaded_bytes = Some(counter(self.engine, "backend.bytes.downloaded") - down0);
         rec.extra.insert("fetches".into(), fetches.into());
         rec.extra.insert("read_bytes".into(), read_total.into());
@@ -521,9 +524,7 @@ impl Fetcher<'_> {
         if pos != size {
             bail!("whole-segment fetch delivered {pos} bytes, the log has {size}");
         }
-        rec.bytes = size;
-        rec.seconds = clock.wall.as_secs_f64();
-        rec.cpu_seconds = Some(clock.cpu);
+        clock.record(rec, size);
         rec.downloaded_bytes = Some(counter(self.engine, "backend.bytes.downloaded") - down0);
         Ok(())
     }
@@ -625,9 +626,7 @@ fn zstd_1core(log: &Path, rec: &mut Record) -> Result<()> {
             break;
         }
     }
-    rec.bytes = total;
-    rec.seconds = clock.wall.as_secs_f64();
-    rec.cpu_seconds = Some(clock.cpu);
+    clock.record(rec, total);
     rec.extra
         .insert("compressed_bytes".into(), compressed.into());
     rec.extra.insert("level".into(), 3.into());
@@ -664,9 +663,7 @@ fn unzstd_1core(log: &Path, rec: &mut Record) -> Result<()> {
             break;
         }
     }
-    rec.bytes = total;
-    rec.seconds = clock.wall.as_secs_f64();
-    rec.cpu_seconds = Some(clock.cpu);
+    clock.record(rec, total);
     rec.extra.insert("level".into(), 3.into());
     Ok(())
 }

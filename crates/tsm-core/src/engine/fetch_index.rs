@@ -138,7 +138,7 @@ async fn read_index(
         let to = from.saturating_add(usize::try_from(e.size).unwrap_or(usize::MAX));
         let own = ByteRange {
             start: e.position,
-            end: e.position + e.size - 1,
+            end: e.position.saturating_add(e.size - 1),
         };
         (stored.slice(from..to.min(stored.len())), own)
     };
