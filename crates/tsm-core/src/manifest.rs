@@ -14,6 +14,8 @@ use tsm_codec::ChunkIndex;
 
 use crate::{IndexType, ObjectKey, RemoteLogSegmentMetadata, RsmError};
 
+pub mod bounds;
+
 /// The only manifest version this crate writes and reads.
 pub const MANIFEST_VERSION: &str = "1";
 
@@ -191,7 +193,15 @@ impl SegmentManifest {
     /// The codec chunk index described by `chunkIndex` (object-format-v1 "Manifest":
     /// fixed, or variable with `transformedChunks` decoded); `key` is the manifest's key,
     /// named in the [`RsmError::Corrupt`] error when the chunk table is invalid.
+    ///
+    /// The fields are checked against [`bounds`] first (before the index is built), and
+    /// the built index against the manifest's flags ([`bounds::check_chunk_index`]).
     pub fn chunk_index(&self, key: &ObjectKey) -> Result<ChunkIndex, RsmError> {
+        bounds::check_chunk_index_fields(
+            key,
+            self.chunk_index.original_chunk_size(),
+            self.chunk_index.original_file_size(),
+        )?;
         let r = match &self.chunk_index {
             ChunkIndexJson::Fixed {
                 original_chunk_size,
@@ -214,10 +224,12 @@ impl SegmentManifest {
                 transformed_chunks,
             ),
         };
-        r.map_err(|e| RsmError::Corrupt {
+        let index = r.map_err(|e| RsmError::Corrupt {
             object: key.to_string(),
             detail: format!("invalid chunkIndex: {e}"),
-        })
+        })?;
+        bounds::check_chunk_index(key, self, &index)?;
+        Ok(index)
     }
 
     /// Parses manifest bytes; the error text says what is wrong (serde_json's message with

@@ -322,6 +322,19 @@ where
         self.inner.invalidate(key).await;
     }
 
+    /// Drops every cached entry whose key satisfies `pred`: one pass over the cache's
+    /// entries (bounded by the cache's own bound, never by a count from elsewhere).
+    pub async fn invalidate_where(&self, pred: impl Fn(&K) -> bool) {
+        let keys: Vec<Arc<K>> = self
+            .inner
+            .iter()
+            .filter_map(|(k, _)| pred(&k).then_some(k))
+            .collect();
+        for k in keys {
+            self.inner.invalidate(k.as_ref()).await;
+        }
+    }
+
     /// True when `key` is cached (no metrics, no recency update).
     pub fn contains(&self, key: &K) -> bool {
         self.inner.contains_key(key)

@@ -336,9 +336,20 @@ impl ChunkCache {
     }
 
     /// Drops chunks `0..chunks` of `object` read under `generation` (its segment was
-    /// deleted or overwritten); disk kind: their files are removed.
+    /// deleted or overwritten); disk kind: their files are removed. `chunks` comes from a
+    /// manifest, which the bucket's writer controls: when it exceeds the entries cached,
+    /// one pass over the cache replaces the per-chunk loop, so the work is bounded by the
+    /// cache, not by the manifest.
     pub async fn invalidate_object(&self, object: &str, generation: u64, chunks: u64) {
         let object: Arc<str> = Arc::from(object);
+        if chunks > self.entry_count() {
+            let matches = |k: &ChunkKey| k.object == object && k.generation == generation;
+            match &self.store {
+                Store::Memory(c) => c.invalidate_where(matches).await,
+                Store::Disk { index, .. } => index.invalidate_where(matches).await,
+            }
+            return;
+        }
         for n in 0..chunks {
             let key = ChunkKey::of_generation(object.clone(), generation, n);
             match &self.store {
