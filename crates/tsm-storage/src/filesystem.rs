@@ -26,7 +26,14 @@
 //! Keys that are empty, absolute, end in `/`, contain empty, `.` or `..` components, NUL
 //! bytes or the temporary-file marker are rejected with [`BackendError::Other`], so no key
 //! can address a file outside `storage.root`. Symbolic links under the root are not
-//! followed by listings.
+//! followed by listings; uploads, fetches and deletes follow one only when it resolves
+//! beneath the root (checked before each call touches the file: an object whose path
+//! leads out of the root is an error naming the key, and nothing outside changes).
+//!
+//! # Overwrites
+//! `storage.overwrite.enabled=true` (default): an upload replaces an existing object by
+//! rename. `false`: the temporary file is hard-linked to the target, which fails when the
+//! target exists; the upload then fails naming the key and the existing file is unchanged.
 //!
 //! # Deletes
 //! Deleting an object removes its now-empty parent directories up to, never including,
@@ -84,9 +91,12 @@ pub static KIND: BackendKind = BackendKind {
         ConfigKeyDoc {
             name: "storage.overwrite.enabled",
             default: "true",
-            doc: "Accepted for compatibility with the Java plugin's filesystem storage; tsm \
-                  always replaces an existing object atomically (copy may be retried by the \
-                  broker). `true` or `false`.",
+            doc: "Whether an upload may replace an existing object (atomically, by rename). \
+                  `false` (the Java plugin's default for its filesystem storage): an upload \
+                  to a key that exists fails with an error naming it and the file is left \
+                  as it was; a broker copies each attempt under a new segment id, so copies \
+                  never need to overwrite, but `tsm rekey` rewrites manifests and needs \
+                  `true`. `true` or `false`.",
             secret: false,
         },
     ],
@@ -100,9 +110,11 @@ fn validate(config: &StorageConfig) -> Result<(), ConfigError> {
 }
 
 fn build(config: StorageConfig) -> Result<Arc<dyn StorageBackend>, ConfigError> {
-    config.get_bool("overwrite.enabled", true)?;
+    let overwrite = config.get_bool("overwrite.enabled", true)?;
     let root = config.require(ROOT_KEY)?;
-    let backend = FilesystemBackend::new(root)?.with_metrics(config.metrics());
+    let backend = FilesystemBackend::new(root)?
+        .with_overwrite(overwrite)
+        .with_metrics(config.metrics());
     Ok(Arc::new(backend))
 }
 
@@ -111,6 +123,10 @@ fn build(config: StorageConfig) -> Result<Arc<dyn StorageBackend>, ConfigError> 
 #[derive(Clone)]
 pub struct FilesystemBackend {
     root: Arc<PathBuf>,
+    /// `root` with every symbolic link resolved: no resolved object path may leave it.
+    real_root: Arc<PathBuf>,
+    /// `storage.overwrite.enabled`.
+    overwrite: bool,
     temp_counter: Arc<AtomicU64>,
     /// `client.get.requests`: one per fetch (file opened for reading).
     gets: Arc<Counter>,
@@ -166,12 +182,59 @@ impl FilesystemBackend {
         let probe = root.join(format!("{TEMP_MARKER}probe-{}", std::process::id()));
         std::fs::write(&probe, b"").map_err(|e| fail("cannot create a file in it", e))?;
         std::fs::remove_file(&probe).map_err(|e| fail("cannot remove a file in it", e))?;
+        let real_root = std::fs::canonicalize(&root).map_err(|e| fail("cannot resolve it", e))?;
         Ok(Self {
             root: Arc::new(root),
+            real_root: Arc::new(real_root),
+            overwrite: true,
             temp_counter: Arc::new(AtomicU64::new(0)),
             gets: Arc::default(),
             puts: Arc::default(),
         })
+    }
+
+    /// `storage.overwrite.enabled` (default true): when false, an upload to a key that
+    /// exists fails and leaves the existing file untouched.
+    pub fn with_overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// Blocking: checks that `path` (or, when it does not exist, its deepest existing
+    /// ancestor) resolves beneath the root once symbolic links are followed. A link that
+    /// stays inside the root is fine; one that leads out of it is an error naming `key`.
+    /// (A writer of the root who swaps a directory for a link between this check and the
+    /// open can still race it; Linux's `openat2(RESOLVE_BENEATH)` would close that window.)
+    fn check_beneath(&self, key: &ObjectKey, path: &Path) -> Result<(), BackendError> {
+        let mut cur = path;
+        loop {
+            match std::fs::canonicalize(cur) {
+                Ok(real) if real.starts_with(self.real_root.as_path()) => return Ok(()),
+                Ok(real) => {
+                    return Err(BackendError::Other {
+                        key: key.clone(),
+                        detail: format!(
+                            "the object's path leaves storage.root through a symbolic link \
+                             (it resolves to {})",
+                            real.display()
+                        ),
+                        source: None,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => match cur.parent() {
+                    Some(p) if p.starts_with(self.root.as_path()) && p != cur => cur = p,
+                    _ => return Ok(()),
+                },
+                Err(e) => return Err(io_error(key, "cannot resolve the object's path", e)),
+            }
+        }
+    }
+
+    /// [`Self::check_beneath`] from the blocking pool.
+    async fn check_beneath_async(&self, key: &ObjectKey, path: &Path) -> Result<(), BackendError> {
+        let this = self.clone();
+        let (k, p) = (key.clone(), path.to_path_buf());
+        blocking(key, move || this.check_beneath(&k, &p)).await
     }
 
     /// The root directory.
@@ -409,9 +472,12 @@ impl StorageBackend for FilesystemBackend {
     ) -> Result<u64, BackendError> {
         self.puts.inc();
         let path = self.path_of(key)?;
+        let parent = path.parent().unwrap_or(self.root.as_path()).to_path_buf();
+        self.check_beneath_async(key, &parent).await?;
         let temp = self.temp_path(&path);
         let (file, created_dirs) = self.create_temp(key, &temp).await?;
         let mut guard = TempGuard(Some(temp.clone()));
+        self.check_beneath_async(key, &parent).await?;
         let file = file.into_std().await;
         let (file, written) = writer::write_body(key, file, body).await?;
         if let Some(expected) = size {
@@ -426,9 +492,32 @@ impl StorageBackend for FilesystemBackend {
             }
         }
         writer::sync(key, file).await?;
-        tokio::fs::rename(&temp, &path).await.map_err(|e| {
-            BackendError::other(key, "cannot rename the temporary file over the object", e)
-        })?;
+        if self.overwrite {
+            tokio::fs::rename(&temp, &path).await.map_err(|e| {
+                BackendError::other(key, "cannot rename the temporary file over the object", e)
+            })?;
+        } else {
+            // A hard link fails when the target exists: no window in which another
+            // upload's file could be replaced. The guard removes the temporary name.
+            match tokio::fs::hard_link(&temp, &path).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    return Err(BackendError::Other {
+                        key: key.clone(),
+                        detail: "the object exists and storage.overwrite.enabled=false".into(),
+                        source: None,
+                    });
+                }
+                Err(e) => {
+                    return Err(BackendError::other(
+                        key,
+                        "cannot link the temporary file to the object",
+                        e,
+                    ));
+                }
+            }
+            let _ = tokio::fs::remove_file(&temp).await;
+        }
         guard.0 = None;
         // Make the rename durable; when directories were created, their entries too
         // (every ancestor up to the root).
@@ -453,7 +542,12 @@ impl StorageBackend for FilesystemBackend {
         self.gets.inc();
         let path = self.path_of(key)?;
         let k = key.clone();
-        let (reader, first) = blocking(key, move || RangeReader::open(&path, k, range)).await?;
+        let this = self.clone();
+        let (reader, first) = blocking(key, move || {
+            this.check_beneath(&k, &path)?;
+            RangeReader::open(&path, k, range)
+        })
+        .await?;
         let rest = futures::stream::try_unfold(reader, |mut reader| async move {
             if reader.remaining == 0 {
                 return Ok(None);
@@ -476,6 +570,8 @@ impl StorageBackend for FilesystemBackend {
     async fn delete(&self, keys: &[ObjectKey]) -> Result<(), BackendError> {
         for key in keys {
             let path = self.path_of(key)?;
+            let parent = path.parent().unwrap_or(self.root.as_path()).to_path_buf();
+            self.check_beneath_async(key, &parent).await?;
             match tokio::fs::remove_file(&path).await {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -638,6 +734,87 @@ mod tests {
             assert!(e.to_string().contains("invalid key"), "{bad}: {e}");
             assert!(b.fetch(&k, None).await.is_err(), "{bad}");
         }
+    }
+
+    async fn read(b: &FilesystemBackend, k: &ObjectKey) -> Result<Vec<u8>, BackendError> {
+        let parts: Vec<Bytes> = futures::TryStreamExt::try_collect(b.fetch(k, None).await?).await?;
+        Ok(parts.concat())
+    }
+
+    /// A symbolic link under the root that leads out of it (a topic directory pointing
+    /// elsewhere) is refused for upload, fetch and delete, and nothing outside changes; a
+    /// link that stays inside the root is followed.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn symlinks_out_of_the_root_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(outside.join("0")).unwrap();
+        std::fs::write(outside.join("0/a.log"), b"outside").unwrap();
+        std::fs::write(outside.join("secret"), b"outside").unwrap();
+        let b = FilesystemBackend::new(&root).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("topic")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret"), root.join("file.log")).unwrap();
+        for key in [
+            "topic/0/a.log",
+            "topic/0/new.log",
+            "topic/1/b.log",
+            "file.log",
+        ] {
+            let k = ObjectKey::plain(key);
+            let e = read(&b, &k).await.unwrap_err();
+            assert!(e.to_string().contains("leaves storage.root"), "{key}: {e}");
+        }
+        for key in ["topic/0/a.log", "topic/0/new.log", "topic/1/b.log"] {
+            let k = ObjectKey::plain(key);
+            let e = b.upload(&k, body(&[b"planted"]), None).await.unwrap_err();
+            assert!(e.to_string().contains("leaves storage.root"), "{key}: {e}");
+        }
+        // An upload over a link replaces the link itself (rename does not follow it).
+        let k = ObjectKey::plain("file.log");
+        b.upload(&k, body(&[b"replaced"]), None).await.unwrap();
+        assert_eq!(read(&b, &k).await.unwrap(), b"replaced");
+        let e = b
+            .delete(&[ObjectKey::plain("topic/0/a.log")])
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("leaves storage.root"), "{e}");
+        assert_eq!(std::fs::read(outside.join("0/a.log")).unwrap(), b"outside");
+        assert_eq!(std::fs::read(outside.join("secret")).unwrap(), b"outside");
+        let mut outside_files = walkdir(&outside);
+        outside_files.sort();
+        assert_eq!(outside_files.len(), 2, "{outside_files:?}");
+        // Inside the root, a link is fine.
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("alias")).unwrap();
+        let k = ObjectKey::plain("alias/x.log");
+        b.upload(&k, body(&[b"inside"]), None).await.unwrap();
+        assert_eq!(read(&b, &k).await.unwrap(), b"inside");
+        assert_eq!(std::fs::read(root.join("real/x.log")).unwrap(), b"inside");
+    }
+
+    /// `storage.overwrite.enabled=false`: an upload to an existing key fails naming it,
+    /// the existing bytes stay and no temporary file is left.
+    #[tokio::test]
+    async fn overwrite_disabled_keeps_the_existing_object() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = FilesystemBackend::new(dir.path())
+            .unwrap()
+            .with_overwrite(false);
+        let k = ObjectKey::plain("t/0/a.log");
+        b.upload(&k, body(&[b"first"]), None).await.unwrap();
+        let e = b.upload(&k, body(&[b"second"]), None).await.unwrap_err();
+        assert!(
+            e.to_string().contains("storage.overwrite.enabled=false"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("t/0/a.log"), "{e}");
+        assert_eq!(read(&b, &k).await.unwrap(), b"first");
+        assert_eq!(walkdir(dir.path()).len(), 1, "{:?}", walkdir(dir.path()));
+        let b = b.with_overwrite(true);
+        b.upload(&k, body(&[b"second"]), None).await.unwrap();
+        assert_eq!(read(&b, &k).await.unwrap(), b"second");
     }
 
     #[tokio::test]
