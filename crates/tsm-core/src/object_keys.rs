@@ -36,6 +36,23 @@ pub fn main_path(metadata: &RemoteLogSegmentMetadata) -> String {
     )
 }
 
+/// Checks a key prefix (`key.prefix`, or a segment's custom-metadata `object_prefix`):
+/// no NUL, no leading `/`, and no `.` or `..` between slashes, so that no prefix can name
+/// keys outside the bucket's tree on any backend (the filesystem backend maps keys to
+/// paths). Returns what is wrong.
+pub fn check_prefix(prefix: &str) -> Result<(), String> {
+    if prefix.contains('\0') {
+        return Err("contains a NUL byte".into());
+    }
+    if prefix.starts_with('/') {
+        return Err("starts with '/'".into());
+    }
+    if prefix.split('/').any(|part| part == "." || part == "..") {
+        return Err("has a '.' or '..' path component".into());
+    }
+    Ok(())
+}
+
 /// The three keys of one segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentKeys {
@@ -157,5 +174,17 @@ mod tests {
         };
         let k = SegmentKeys::for_read(&meta(), Some(&only_prefix), "new/", false);
         assert!(k.log.as_str().starts_with("old/topic-"));
+    }
+
+    #[test]
+    fn prefixes_that_leave_the_tree_are_refused() {
+        for ok in ["", "tiered/", "a/b/", "a..b/", "..a/", "cluster-1"] {
+            assert!(check_prefix(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "../", "a/../b/", "./x", "a/./", "/abs/", "a\0b", "..", "a/..",
+        ] {
+            assert!(check_prefix(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -105,6 +105,25 @@ fn the_sub_range_size_reaches_the_engine() {
 }
 
 #[test]
+fn key_prefixes_that_leave_the_tree_are_refused_at_configure() {
+    for bad in ["../", "tiered/../../", "/abs/", "./x"] {
+        let e = err(&[("key.prefix", bad)]);
+        assert_eq!(e.key, "key.prefix", "{bad}: {e}");
+    }
+    assert_eq!(
+        ok(&[("key.prefix", "tiered/a..b/")]).key_prefix,
+        "tiered/a..b/"
+    );
+}
+
+#[test]
+fn plaintext_reads_under_encryption_default_to_refused() {
+    assert!(ok(&[]).encryption.is_none());
+    let e = err(&[("tsm.encryption.plaintext.reads", "maybe")]);
+    assert_eq!(e.key, "tsm.encryption.plaintext.reads", "{e}");
+}
+
+#[test]
 fn read_ahead_of_plain_segments_is_auto_true_or_false() {
     for (value, want) in [
         ("auto", None),

@@ -66,6 +66,9 @@ pub struct EncryptionConfig {
     pub active_key_pair_id: String,
     /// `encryption.key.pairs`: every pair on the ring, in the listed order.
     pub key_pairs: Vec<KeyPairConfig>,
+    /// `tsm.encryption.plaintext.reads`: segments stored without encryption are read
+    /// (default false: refused).
+    pub plaintext_reads: bool,
 }
 
 /// Which chunk cache (`fetch.chunk.cache.class`).
@@ -484,13 +487,21 @@ impl RsmConfig {
             ));
         }
 
+        let plaintext_reads = pb.or(p.bool(ENCRYPTION_PLAINTEXT_READS, false), false);
         let encryption = if pb.or(p.bool(ENCRYPTION_ENABLED, false), false) {
-            parse_encryption(&p, pb)
+            parse_encryption(&p, pb, plaintext_reads)
         } else {
             None
         };
 
         let key_prefix = p.get(KEY_PREFIX).unwrap_or("").to_string();
+        if let Err(why) = crate::object_keys::check_prefix(&key_prefix) {
+            pb.push(ConfigError::new(
+                KEY_PREFIX,
+                &key_prefix,
+                format!("a prefix without NUL, a leading '/' or '.'/'..' components ({why})"),
+            ));
+        }
         let key_prefix_mask = pb.or(p.bool(KEY_PREFIX_MASK, false), false);
 
         let mut fields = BTreeSet::new();
@@ -720,7 +731,11 @@ pub(super) fn unknown_keys<'a>(
 }
 
 /// `encryption.*`, or `None` after recording the problems in `pb`.
-fn parse_encryption(p: &Props<'_>, pb: &Problems) -> Option<EncryptionConfig> {
+fn parse_encryption(
+    p: &Props<'_>,
+    pb: &Problems,
+    plaintext_reads: bool,
+) -> Option<EncryptionConfig> {
     let active = pb.or(p.require(ENCRYPTION_KEY_PAIR_ID).map(Some), None);
     let ids = p.list(ENCRYPTION_KEY_PAIRS);
     let listed = p.get(ENCRYPTION_KEY_PAIRS).unwrap_or("");
@@ -784,6 +799,7 @@ fn parse_encryption(p: &Props<'_>, pb: &Problems) -> Option<EncryptionConfig> {
     ok.then(|| EncryptionConfig {
         active_key_pair_id: active.to_string(),
         key_pairs,
+        plaintext_reads,
     })
 }
 

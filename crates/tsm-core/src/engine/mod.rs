@@ -199,6 +199,9 @@ impl EngineShared {
                 RsmError::InvalidArgument(format!("segment {}: {e}", segment_name(metadata)))
             })?),
         };
+        if let Some(c) = &custom {
+            check_custom_keys(metadata, c)?;
+        }
         Ok(SegmentKeys::for_read(
             metadata,
             custom.as_ref(),
@@ -206,6 +209,38 @@ impl EngineShared {
             self.opts.key_prefix_mask,
         ))
     }
+}
+
+/// Checks a segment's KIP-917 key overrides before they address anything: the prefix as
+/// `key.prefix` is checked ([`crate::object_keys::check_prefix`]), and the main path must
+/// be a plain relative path ending in `-<segmentId>` of this very segment, so forged
+/// custom metadata cannot point reads or deletes at another segment's objects.
+fn check_custom_keys(
+    metadata: &RemoteLogSegmentMetadata,
+    custom: &CustomMetadata,
+) -> Result<(), RsmError> {
+    let refuse = |field: &str, value: &str, why: String| {
+        RsmError::InvalidArgument(format!(
+            "segment {}: custom metadata {field} {value:?} refused: {why}",
+            segment_name(metadata)
+        ))
+    };
+    if let Some(prefix) = &custom.object_prefix {
+        crate::object_keys::check_prefix(prefix)
+            .map_err(|why| refuse("object_prefix", prefix, why))?;
+    }
+    if let Some(key) = &custom.object_key {
+        crate::object_keys::check_prefix(key).map_err(|why| refuse("object_key", key, why))?;
+        let own = format!("-{}", metadata.segment_id);
+        if !key.ends_with(&own) {
+            return Err(refuse(
+                "object_key",
+                key,
+                format!("it does not name this segment (it must end with {own:?})"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `<topic>-<partition> segment <segmentId> (start offset N)`, for errors and spans.
