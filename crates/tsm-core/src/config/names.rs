@@ -96,6 +96,8 @@ pub const FETCH_READ_AHEAD_STORE_BYTES: &str = "tsm.fetch.read.ahead.store.bytes
 pub const FETCH_READ_AHEAD_PLAIN: &str = "tsm.fetch.read.ahead.plain";
 /// `tsm.fetch.sub.range.min.bytes` (tsm only)
 pub const FETCH_SUB_RANGE_MIN_BYTES: &str = "tsm.fetch.sub.range.min.bytes";
+/// `tsm.encryption.plaintext.reads` (tsm only)
+pub const ENCRYPTION_PLAINTEXT_READS: &str = "tsm.encryption.plaintext.reads";
 /// `tsm.close.timeout.ms` (tsm only)
 pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
 
@@ -183,6 +185,17 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         "",
         "Required when encryption is enabled. Comma-separated ids of every key pair on the key \
          ring (the active one plus those older segments may use). Ids may not contain `:`.",
+    ),
+    key(
+        ENCRYPTION_PLAINTEXT_READS,
+        "false",
+        "tsm only. With `encryption.enabled=true`, whether segments stored without \
+         encryption (a manifest without `encryption`) are read. `false` (the default): such a \
+         segment is refused with an error naming it, because whoever can write the bucket \
+         could otherwise plant plaintext objects that the broker serves as an encrypted \
+         segment. `true` while a cluster that turned encryption on still has segments tiered \
+         before it (set it back once they have expired). Ignored without encryption. `true` \
+         or `false`.",
     ),
     key(
         "encryption.key.pairs.<id>.public.key.file",

@@ -16,7 +16,7 @@ use super::lifecycle::deadline::bounded;
 use crate::RsmError;
 use crate::backend::{ByteStream, ObjectKey};
 use crate::config::names as config_names;
-use crate::manifest::SegmentManifest;
+use crate::manifest::{SegmentManifest, bounds};
 use crate::object_keys::SegmentKeys;
 use crate::transform::{SegmentTransform, segment_cipher};
 
@@ -60,7 +60,18 @@ async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segmen
         object: key.to_string(),
         detail: format!("not a valid v1 manifest: {e}"),
     })?;
+    bounds::check_index_entries(key, &manifest)?;
     let cipher = match (&manifest.encryption, &inner.opts.key_ring) {
+        (None, Some(_)) if !inner.opts.plaintext_reads => {
+            return Err(RsmError::Corrupt {
+                object: key.to_string(),
+                detail: format!(
+                    "the segment is stored without encryption but encryption.enabled=true; \
+                     set {}=true to read segments tiered before encryption was turned on",
+                    config_names::ENCRYPTION_PLAINTEXT_READS
+                ),
+            });
+        }
         (None, _) => None,
         (Some(enc), Some(ring)) => {
             Some(segment_cipher(ring, enc).map_err(|e| RsmError::Crypto(format!("{key}: {e}")))?)

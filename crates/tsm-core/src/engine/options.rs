@@ -35,6 +35,9 @@ pub struct EngineOptions {
     pub compression_level: i32,
     /// The key ring when `encryption.enabled=true`.
     pub key_ring: Option<Arc<KeyRing>>,
+    /// `tsm.encryption.plaintext.reads`: with a key ring, segments stored without
+    /// encryption are read (false: refused as [`RsmError::Corrupt`]).
+    pub plaintext_reads: bool,
     /// `key.prefix`, verbatim.
     pub key_prefix: String,
     /// `key.prefix.mask`.
@@ -162,6 +165,7 @@ impl EngineOptions {
             compression: CompressionMode::Off,
             compression_level: tsm_codec::compression::DEFAULT_LEVEL,
             key_ring: None,
+            plaintext_reads: false,
             key_prefix: String::new(),
             key_prefix_mask: false,
             custom_metadata_fields: Vec::new(),
@@ -214,6 +218,7 @@ impl EngineOptions {
         };
         Ok(Self {
             compression,
+            plaintext_reads: cfg.encryption.as_ref().is_some_and(|e| e.plaintext_reads),
             key_ring,
             key_prefix: cfg.key_prefix.clone(),
             key_prefix_mask: cfg.key_prefix_mask,
