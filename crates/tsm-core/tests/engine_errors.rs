@@ -347,11 +347,12 @@ async fn engine_custom_metadata_overrides_keys_for_reads_and_delete() {
     assert_eq!(decoded.remote_size, Some(stored as i64));
     // Point object_key somewhere else to prove it is used: move the objects.
     let mut moved = decoded.clone();
-    moved.object_key = Some("moved/here".into());
+    let moved_key = format!("moved/here-{}", seg.metadata.segment_id);
+    moved.object_key = Some(moved_key.clone());
     for k in world.keys().await {
         let bytes = get(&world, &k).await;
         let suffix = &k[k.rfind('.').expect("suffix")..];
-        put(&world, &format!("old/moved/here{suffix}"), bytes).await;
+        put(&world, &format!("old/{moved_key}{suffix}"), bytes).await;
         world
             .backend
             .delete(&[ObjectKey::plain(k)])
@@ -363,11 +364,143 @@ async fn engine_custom_metadata_overrides_keys_for_reads_and_delete() {
     let reader = world.engine(opts);
     check_range(&reader, &seg, 0, None, "override").await;
     check_indexes(&reader, &seg, "override").await;
+    // Overrides that leave the tree or name another segment are refused, for reads and
+    // deletes alike, before anything is addressed.
+    let original = seg.metadata.custom_metadata.clone();
+    for (prefix, key) in [
+        (Some("../"), Some(moved_key.clone())),
+        (Some("/etc/"), Some(moved_key.clone())),
+        (
+            None,
+            Some(format!("{moved_key}/../x-{}", seg.metadata.segment_id)),
+        ),
+        (
+            None,
+            Some("t-AAAAAAAAAAAAAAAAAAAAAA/0/00000000000000000000-other".to_string()),
+        ),
+    ] {
+        let mut forged = moved.clone();
+        if let Some(p) = prefix {
+            forged.object_prefix = Some(p.into());
+        }
+        forged.object_key = key;
+        seg.metadata.custom_metadata = Some(forged.encode());
+        let e = read_all(&reader, &seg.metadata, 0, None)
+            .await
+            .expect_err("forged custom metadata");
+        assert!(matches!(e, RsmError::InvalidArgument(_)), "{e:?}");
+        assert!(e.to_string().contains("custom metadata"), "{e}");
+        let e = reader
+            .delete_log_segment_data(&seg.metadata)
+            .await
+            .expect_err("forged custom metadata");
+        assert!(matches!(e, RsmError::InvalidArgument(_)), "{e:?}");
+    }
+    assert_eq!(
+        world.keys().await.len(),
+        3,
+        "a refused delete removed objects"
+    );
+    seg.metadata.custom_metadata = original;
     reader
         .delete_log_segment_data(&seg.metadata)
         .await
         .expect("delete");
     assert!(world.keys().await.is_empty(), "{:?}", world.keys().await);
+}
+
+/// A manifest from a hostile bucket writer: a `fixed` chunk index of chunk size 1 and a
+/// file size of 2^62 (2^62 chunks), and one within the count bound (2^24 chunks) whose
+/// objects do not hold them. fetch, fetchIndex and delete each end within 10 s (delete
+/// used to walk every chunk of a cached manifest to drop it from the caches).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_hostile_chunk_counts_end_fast() {
+    let world = World::new();
+    let engine = Arc::new(world.engine(options(1024, CompressionMode::Off, None)));
+    for (chunk, file, expect_corrupt) in [(1u64, 1u64 << 62, true), (128, 1 << 31, false)] {
+        let seg = segment(
+            &world.path(&format!("s{chunk}")),
+            Rng::new(4).bytes(5000),
+            false,
+            4,
+        );
+        engine
+            .copy_log_segment_data(&seg.metadata, &seg.data)
+            .await
+            .expect("copy");
+        let manifest = key_ending(&world, ".rsm-manifest").await;
+        let text = String::from_utf8(get(&world, &manifest).await).expect("utf8");
+        let start = text.find(r#""chunkIndex":{"#).expect("chunkIndex") + 13;
+        let end = start + text[start..].find('}').expect("end");
+        let hostile = format!(
+            "{}{{\"type\":\"fixed\",\"originalChunkSize\":{chunk},\"originalFileSize\":{file},\
+             \"transformedChunkSize\":{chunk},\"finalTransformedChunkSize\":{chunk}}}{}",
+            &text[..start],
+            &text[end + 1..]
+        );
+        put(&world, &manifest, hostile.into_bytes()).await;
+        let ten = std::time::Duration::from_secs(10);
+        let r = tokio::time::timeout(ten, read_all(&engine, &seg.metadata, 0, Some(4096)))
+            .await
+            .expect("fetch ends within 10 s");
+        if expect_corrupt {
+            let e = r.expect_err("hostile chunk count");
+            assert!(matches!(e, RsmError::Corrupt { .. }), "{e:?}");
+            assert!(e.to_string().contains("chunkIndex"), "{e}");
+        }
+        let _ = tokio::time::timeout(ten, engine.fetch_index(&seg.metadata, IndexType::Offset))
+            .await
+            .expect("fetchIndex ends within 10 s");
+        // In its own task: a call that never yields cannot be timed out from within.
+        let (e, m) = (engine.clone(), seg.metadata.clone());
+        let delete = tokio::spawn(async move { e.delete_log_segment_data(&m).await });
+        tokio::time::timeout(ten, delete)
+            .await
+            .expect("delete ends within 10 s")
+            .expect("delete task")
+            .expect("delete");
+        assert!(world.keys().await.is_empty(), "{:?}", world.keys().await);
+    }
+}
+
+/// With encryption on, a plaintext segment planted at an encrypted segment's keys is
+/// refused (not served as that segment) unless `tsm.encryption.plaintext.reads` allows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_plaintext_segment_at_encrypted_keys_is_refused() {
+    let world = World::new();
+    let ring = key_ring(world.dir.path(), "k1", 1);
+    let encrypted = world.engine(options(1024, CompressionMode::Off, Some(ring.clone())));
+    let plain = world.engine(options(1024, CompressionMode::Off, None));
+    let seg = segment(&world.path("s"), Rng::new(6).bytes(5000), false, 6);
+    encrypted
+        .copy_log_segment_data(&seg.metadata, &seg.data)
+        .await
+        .expect("encrypted copy");
+    encrypted
+        .delete_log_segment_data(&seg.metadata)
+        .await
+        .expect("delete");
+    plain
+        .copy_log_segment_data(&seg.metadata, &seg.data)
+        .await
+        .expect("plaintext copy at the same keys");
+    let e = read_all(&encrypted, &seg.metadata, 0, None)
+        .await
+        .expect_err("plaintext under encryption");
+    assert!(matches!(e, RsmError::Corrupt { .. }), "{e:?}");
+    assert!(
+        e.to_string().contains("tsm.encryption.plaintext.reads"),
+        "{e}"
+    );
+    let e = encrypted
+        .fetch_index(&seg.metadata, IndexType::Offset)
+        .await
+        .expect_err("plaintext index under encryption");
+    assert!(matches!(e, RsmError::Corrupt { .. }), "{e:?}");
+    let mut opts = options(1024, CompressionMode::Off, Some(ring));
+    opts.plaintext_reads = true;
+    let migrating = world.engine(opts);
+    check_range(&migrating, &seg, 0, None, "plaintext reads allowed").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
