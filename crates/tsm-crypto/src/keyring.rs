@@ -188,17 +188,29 @@ const MAX_PEM_FILE_BYTES: u64 = 1 << 20;
 
 fn read_pem_file(path: &Path) -> std::io::Result<Zeroizing<String>> {
     use std::io::Read as _;
-    let mut text = Zeroizing::new(String::new());
+    use zeroize::Zeroize as _;
+    // The buffer is allocated once at the largest size read, so it never regrows: a
+    // regrowth would free the old allocation, with key text in it, without zeroing it.
+    let mut buf = Zeroizing::new(Vec::with_capacity(MAX_PEM_FILE_BYTES as usize + 1));
     std::fs::File::open(path)?
         .take(MAX_PEM_FILE_BYTES + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_PEM_FILE_BYTES {
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_PEM_FILE_BYTES {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("larger than {MAX_PEM_FILE_BYTES} bytes; not a PEM key file"),
         ));
     }
-    Ok(text)
+    match String::from_utf8(std::mem::take(&mut *buf)) {
+        Ok(text) => Ok(Zeroizing::new(text)),
+        Err(e) => {
+            e.into_bytes().zeroize();
+            Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not UTF-8 text; not a PEM key file",
+            ))
+        }
+    }
 }
 
 fn pem_label(pem_text: &str) -> Result<&str, String> {

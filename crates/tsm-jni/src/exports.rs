@@ -30,6 +30,7 @@ where
         match panic::catch(|| f(env)) {
             Ok(r) => r,
             Err(msg) => {
+                let msg = logging::redact(&msg).into_owned();
                 env.throw_new(jni_str!("java/lang/RuntimeException"), JNIString::from(msg))?;
                 Ok(T::default())
             }

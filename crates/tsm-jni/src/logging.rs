@@ -186,7 +186,7 @@ fn percent_encoded(v: &str) -> String {
 
 /// Names whose values are credentials, in headers (`name: value`, `"name": "value"`,
 /// `"name": HeaderValue { .. "value" }`), query strings and JSON (`name=value`).
-const SECRET_NAMES: &str = r"proxy-authorization|authorization|x-amz-security-token|x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|x-ms-copy-source-authorization|x-api-key|set-cookie|cookie|sig|signature|credential|accountkey|sharedaccesssignature|access_token|refresh_token|id_token|client_secret|private_key|secret_access_key|aws_secret_access_key|aws_session_token|session_token|security_token";
+const SECRET_NAMES: &str = r"proxy-authorization|authorization|x-amz-security-token|x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|x-ms-copy-source-authorization|x-api-key|set-cookie|cookie|sig|signature|credential|accountkey|sharedaccesssignature|access_token|refresh_token|id_token|client_secret|private_key|secret_access_key|aws_secret_access_key|aws_session_token|session_token|security_token|secretaccesskey|sessiontoken|securitytoken|token|password";
 
 /// The patterns [`redact`] replaces, with their replacements.
 static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
@@ -399,6 +399,14 @@ mod tests {
             (
                 "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNO==;BlobEndpoint=x",
                 &["Eby8vdM02xNO"][..],
+            ),
+            (
+                r#"{"Code" : "Success", "AccessKeyId" : "ASIAUNIT", "SecretAccessKey" : "IMDSSECRET", "Token" : "IMDSTOKEN", "Expiration" : "2030-01-01T00:00:00Z"}"#,
+                &["IMDSSECRET", "IMDSTOKEN"][..],
+            ),
+            (
+                r#"{"accessKeyId":"ASIAECS","secretAccessKey":"ECSSECRET","sessionToken":"ECSTOKEN"}"#,
+                &["ECSSECRET", "ECSTOKEN"][..],
             ),
             (
                 "value unit-test-secret/+= and unit-test-secret%2F%2B%3D",

@@ -59,7 +59,7 @@ impl OpError {
     pub fn error(message: impl Into<String>) -> Self {
         Self {
             status: status::ERROR,
-            message: message.into(),
+            message: crate::logging::redact(&message.into()).into_owned(),
         }
     }
 
@@ -85,7 +85,7 @@ impl From<RsmError> for OpError {
         };
         Self {
             status,
-            message: cause_chain(&e),
+            message: crate::logging::redact(&cause_chain(&e)).into_owned(),
         }
     }
 }
@@ -132,7 +132,7 @@ where
         r.unwrap_or_else(|p| {
             Err(OpError {
                 status: status::PANIC,
-                message: crate::panic::describe(p),
+                message: crate::logging::redact(&crate::panic::describe(p)).into_owned(),
             })
         })
     });
@@ -232,6 +232,20 @@ mod tests {
                 return s;
             }
         }
+    }
+
+    #[test]
+    fn error_messages_crossing_into_java_are_redacted() {
+        let e = OpError::error(r#"credentials: {"SecretAccessKey":"OPSECRET","Token":"OPTOKEN"}"#);
+        assert!(
+            !e.message.contains("OPSECRET") && !e.message.contains("OPTOKEN"),
+            "{}",
+            e.message
+        );
+        let e = OpError::from(RsmError::InvalidArgument(
+            "bad header authorization: Bearer OPBEARER".into(),
+        ));
+        assert!(!e.message.contains("OPBEARER"), "{}", e.message);
     }
 
     #[test]
