@@ -104,7 +104,9 @@ fn engine_interop_spec_test_vector_variable_index() {
 async fn hand_built(encrypt: bool, compress: bool) {
     let world = World::new();
     let ring = key_ring(world.dir.path(), "k1", 0);
-    let opts = options(100, CompressionMode::Off, Some(ring.clone()));
+    let mut opts = options(100, CompressionMode::Off, Some(ring.clone()));
+    // The same engine reads the plaintext variants: segments tiered before encryption.
+    opts.plaintext_reads = true;
     let engine = world.engine(opts.clone());
     let seg = segment(&world.path("s"), record_batches(10, 0, 30), true, 30);
     let keys = SegmentKeys::for_copy(&seg.metadata, &opts.key_prefix, false);
