@@ -1060,7 +1060,8 @@ async fn a_lagging_consumer_keeps_several_gets_in_flight() {
     let backend = tsm_storage::layers::layered(counting, None, &registry);
     let mut opts = tsm_core::engine::EngineOptions::new(CHUNK as u32);
     opts.key_prefix = KEY_PREFIX.into();
-    let engine = RemoteStorageManager::with_registry(backend, opts, registry);
+    let engine =
+        RemoteStorageManager::with_registry(backend, opts, registry).expect("engine options");
 
     // The first fetch: 1 MiB in 4 sub-range GETs issued together.
     let mut start = 0usize;

@@ -54,6 +54,22 @@ pub enum RsmError {
         /// The configuration key that set it.
         key: &'static str,
     },
+    /// A call waited longer than its deadline for memory from its pool
+    /// (`engine/lifecycle/budget.rs`): other calls of its class held it. Retriable.
+    #[error(
+        "waited {after_ms} ms ({deadline_key}) for {what}: the pool ({pool_key}) is held by \
+         other calls of its class; raise {pool_key} if this persists"
+    )]
+    MemoryWait {
+        /// The call and the bytes it asked for.
+        what: String,
+        /// How long it waited, ms.
+        after_ms: u64,
+        /// The deadline that bounded the wait.
+        deadline_key: &'static str,
+        /// The key sizing the pool.
+        pool_key: &'static str,
+    },
     /// The plugin was closed; no new calls are accepted.
     #[error("the remote storage manager is closed")]
     Closed,
@@ -73,7 +89,8 @@ impl RsmError {
 
     /// True when a retry may help (`RetriableRemoteStorageException` where available).
     pub fn is_transient(&self) -> bool {
-        matches!(self, Self::Timeout { .. }) || matches!(self, Self::Backend(e) if e.is_transient())
+        matches!(self, Self::Timeout { .. } | Self::MemoryWait { .. })
+            || matches!(self, Self::Backend(e) if e.is_transient())
     }
 }
 

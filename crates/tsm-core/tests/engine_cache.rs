@@ -45,6 +45,7 @@ fn cached_engine(
     // sequential read-ahead is tested in engine_reads.rs.
     opts.read_ahead_bytes = 0;
     RemoteStorageManager::with_registry(world.backend.clone(), opts, registry)
+        .expect("engine options")
         .with_chunk_cache(Some(cache))
 }
 

@@ -98,7 +98,8 @@ async fn engine_copy_refuses_a_segment_file_that_changes() {
             let engine = RemoteStorageManager::new(
                 backend,
                 options(1024, compression, encrypt.then(|| ring.clone())),
-            );
+            )
+            .expect("engine options");
             let what = format!("{change:?} {compression:?} encrypt={encrypt}");
             let e = engine
                 .copy_log_segment_data(&seg.metadata, &seg.data)

@@ -24,7 +24,8 @@ async fn engine_failed_upload_of_any_object_cleans_up() {
         let faulty = Arc::new(FaultInjectingBackend::new(world.backend.clone()));
         faulty.on_nth(Op::Upload, nth, fault);
         let backend: Arc<dyn StorageBackend> = faulty.clone();
-        let engine = RemoteStorageManager::new(backend, options(256, CompressionMode::On, None));
+        let engine = RemoteStorageManager::new(backend, options(256, CompressionMode::On, None))
+            .expect("engine options");
         let seg = segment(&world.path("s"), record_batches(40, 0, 60), true, 60);
         let e = engine
             .copy_log_segment_data(&seg.metadata, &seg.data)
@@ -57,7 +58,8 @@ async fn engine_cut_fetch_stream_is_an_error_and_retry_works() {
     let world = World::new();
     let faulty = Arc::new(FaultInjectingBackend::new(world.backend.clone()));
     let backend: Arc<dyn StorageBackend> = faulty.clone();
-    let engine = RemoteStorageManager::new(backend, options(1000, CompressionMode::Off, None));
+    let engine = RemoteStorageManager::new(backend, options(1000, CompressionMode::Off, None))
+        .expect("engine options");
     let seg = segment(&world.path("s"), Rng::new(62).bytes(5000), false, 62);
     engine
         .copy_log_segment_data(&seg.metadata, &seg.data)

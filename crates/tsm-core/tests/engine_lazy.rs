@@ -182,6 +182,7 @@ async fn engine_open_ended_read_of_one_chunk_downloads_one_chunk() {
                 )
             });
             let engine = RemoteStorageManager::with_registry(world.backend.clone(), opts, registry)
+                .expect("engine options")
                 .with_chunk_cache(cache);
             let log = record_batches(400, 0, 52);
             let seg = segment(&world.path("s"), log, false, 52);

@@ -38,7 +38,10 @@ fn engine(
         upload: Duration::from_secs(2),
         delete: LIMIT,
     };
-    (faulty, RemoteStorageManager::new(backend, opts))
+    (
+        faulty,
+        RemoteStorageManager::new(backend, opts).expect("engine options"),
+    )
 }
 
 async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
@@ -173,16 +176,20 @@ async fn dropped_copy_deletes_what_it_wrote() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn budget_is_held_by_open_streams_and_exhaustion_is_a_retriable_wait() {
+async fn memory_is_given_back_after_streams_and_errors_and_tiny_pools_are_refused() {
     let world = World::new();
     let faulty = Arc::new(FaultInjectingBackend::new(world.backend.clone()));
     let mut opts = options(1000, CompressionMode::On, None);
-    opts.memory_budget_bytes = 1 << 20;
     opts.deadlines.first_byte = LIMIT;
-    // No read-ahead store: the stream holds its restore window from open to drop (through
-    // a store it holds budget only while a chunk loads; engine_reads.rs tests that path).
+    // No read-ahead store: every chunk load is reserved while it runs, nothing kept.
     opts.read_ahead_store_bytes = 0;
-    let engine = RemoteStorageManager::new(faulty.clone(), opts);
+    let mut tiny = opts.clone();
+    tiny.memory_budget_bytes = 1 << 20;
+    let Err(e) = RemoteStorageManager::new(faulty.clone(), tiny) else {
+        panic!("a 1 MiB budget cannot hold one copy");
+    };
+    assert!(e.to_string().contains("tsm.memory.copy.bytes"), "{e}");
+    let engine = RemoteStorageManager::new(faulty.clone(), opts).expect("engine options");
     let seg = segment(&world.path("s"), record_batches(40, 0, 4), true, 4);
     engine
         .copy_log_segment_data(&seg.metadata, &seg.data)
@@ -196,15 +203,13 @@ async fn budget_is_held_by_open_streams_and_exhaustion_is_a_retriable_wait() {
         .expect("fetch");
     let first = open.next().await.expect("item").expect("bytes");
     assert!(!first.is_empty());
-    assert!(
-        engine.memory_in_use() > 0,
-        "an open stream holds its window"
-    );
     drop(open);
+    // The stream's chunk load runs on a task that sees the drop at its next await.
+    settle(&engine).await;
     assert_eq!(
         engine.memory_in_use(),
         0,
-        "a dropped stream gives its window back"
+        "a dropped stream gives its memory back"
     );
 
     // A failed call gives it back too.
@@ -213,39 +218,94 @@ async fn budget_is_held_by_open_streams_and_exhaustion_is_a_retriable_wait() {
         .await
         .expect_err("injected");
     faulty.clear();
+    settle(&engine).await;
     assert_eq!(engine.memory_in_use(), 0, "after an error");
+    check_range(&engine, &seg, 0, None, "transformed, without any store").await;
 }
 
+/// Waits up to 2 s for every reservation to be given back.
+async fn settle(engine: &RemoteStorageManager) {
+    for _ in 0..200 {
+        if engine.memory_in_use() == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Issue 30: a copy waiting for memory held every read queued behind it (one FIFO
+/// budget). With a pool per class, a copy that waits for the copies' pool holds up no
+/// read, and gets its memory once the copy before it ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exhausted_budget_waits_at_most_the_deadline() {
+async fn a_copy_waiting_for_memory_does_not_hold_up_reads() {
     let world = World::new();
-    let mut opts = options(1 << 20, CompressionMode::On, None);
-    opts.memory_budget_bytes = 1 << 20; // smaller than one fetch window of 1 MiB chunks
-    opts.deadlines.first_byte = LIMIT;
-    // No read-ahead store: the stream reserves its restore pipeline when it opens.
-    opts.read_ahead_store_bytes = 0;
-    let engine = world.engine(opts);
-    let seg = segment(&world.path("s"), record_batches(40, 0, 5), true, 5);
+    let faulty = Arc::new(FaultInjectingBackend::new(world.backend.clone()));
+    let chunk = 8 << 20;
+    let mut opts = options(chunk, CompressionMode::On, None);
+    opts.max_in_flight = 2;
+    opts.deadlines = Deadlines {
+        first_byte: Duration::from_secs(5),
+        idle: Duration::from_secs(120),
+        get: Duration::from_secs(120),
+        upload: Duration::from_secs(120),
+        delete: Duration::from_secs(5),
+    };
+    // Room for one copy only: (2 + 2) x (8 MiB + its stored bound) is about 64 MiB.
+    opts.memory_copy_bytes = Some(100 << 20);
+    let engine = Arc::new(RemoteStorageManager::new(faulty.clone(), opts).expect("engine options"));
+    let a = segment(&world.path("a"), record_batches(40, 0, 11), true, 11);
     engine
-        .copy_log_segment_data(&seg.metadata, &seg.data)
+        .copy_log_segment_data(&a.metadata, &a.data)
         .await
-        .expect("copy (takes the whole budget, runs alone)");
-    let held = engine
-        .fetch_log_segment(&seg.metadata, 0, None)
+        .expect("copy a");
+    // a: .log, .indexes, manifest. b's .log upload hangs, holding the copies' pool.
+    faulty.on_nth(Op::Upload, 4, Fault::Stall(HANG));
+    let b = segment(&world.path("b"), record_batches(40, 0, 12), true, 12);
+    let c = segment(&world.path("c"), record_batches(40, 0, 13), true, 13);
+    let copy_b = {
+        let (engine, b_meta, b_data) = (engine.clone(), b.metadata.clone(), b.data.clone());
+        tokio::spawn(async move { engine.copy_log_segment_data(&b_meta, &b_data).await })
+    };
+    within("copy b reserves", async {
+        while engine.copy_memory_in_use() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    let held = engine.copy_memory_in_use();
+    let copy_c = {
+        let (engine, c_meta, c_data) = (engine.clone(), c.metadata.clone(), c.data.clone());
+        tokio::spawn(async move { engine.copy_log_segment_data(&c_meta, &c_data).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !copy_c.is_finished(),
+        "copy c did not wait for the copies' pool"
+    );
+    // tokio's semaphore hands a queued waiter permits as they free up, so c may hold
+    // part of its reservation; the copies' pool never exceeds its size.
+    assert!(
+        engine.copy_memory_in_use() >= held,
+        "b gave memory back early"
+    );
+    assert!(
+        engine.copy_memory_in_use() <= engine.memory_pools().0,
+        "c took memory the copies' pool has not got"
+    );
+    // Reads go on while c waits: each within its 5 s first-byte bound, all bytes right.
+    for round in 0..5 {
+        check_range(&engine, &a, 0, None, &format!("read {round} while c waits")).await;
+    }
+    assert!(!copy_c.is_finished());
+    copy_b.abort();
+    let _ = copy_b.await;
+    within("copy c after b is gone", copy_c)
         .await
-        .expect("first stream takes the whole budget");
-    assert_eq!(engine.memory_in_use(), engine.memory_budget());
-    let e = within(
-        "second fetch",
-        engine.fetch_log_segment(&seg.metadata, 0, None),
-    )
-    .await
-    .err()
-    .expect("no budget left");
-    assert!(e.is_transient(), "{e}");
-    assert!(e.to_string().contains("tsm.memory.budget.bytes"), "{e}");
-    drop(held);
-    check_range(&engine, &seg, 0, None, "with the budget back").await;
+        .expect("task")
+        .expect("copy c");
+    check_range(&engine, &c, 0, None, "c").await;
+    assert!(engine.shutdown(HUNG).await);
+    assert_eq!(engine.memory_in_use(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,6 +364,7 @@ async fn delete_purges_the_segments_cached_chunks() {
         options(1000, CompressionMode::On, None),
         registry,
     )
+    .expect("engine options")
     .with_chunk_cache(Some(cache.clone()));
     let seg = segment(&world.path("s"), record_batches(40, 0, 7), true, 7);
     engine

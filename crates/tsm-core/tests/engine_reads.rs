@@ -28,7 +28,7 @@ const MIB: u64 = 1 << 20;
 fn metered(world: &World, opts: EngineOptions) -> RemoteStorageManager {
     let registry = MetricsRegistry::new();
     let backend = tsm_storage::layers::layered(world.backend.clone(), None, &registry);
-    RemoteStorageManager::with_registry(backend, opts, registry)
+    RemoteStorageManager::with_registry(backend, opts, registry).expect("engine options")
 }
 
 fn counter(engine: &RemoteStorageManager, name: &str) -> u64 {
@@ -355,7 +355,7 @@ async fn several_gets_are_in_flight_for_one_read() {
         opts.gets_in_flight = 4;
         // An engine that never opens 4 GETs at once fails here instead of hanging.
         opts.deadlines.first_byte = std::time::Duration::from_secs(20);
-        let engine = RemoteStorageManager::new(gate.clone(), opts);
+        let engine = RemoteStorageManager::new(gate.clone(), opts).expect("engine options");
         // Random bytes: a compressed chunk stays about 1 MiB, so it splits in 4.
         let seg = segment(&world.path("s"), Rng::new(6).bytes(5 << 20), false, 6);
         engine

@@ -30,8 +30,9 @@ fn engine(world: &World, chunk_cache: bool) -> (Arc<FaultInjectingBackend>, Remo
     opts.chunk_get_timeout = LIMIT;
     let registry = MetricsRegistry::new();
     let cache = chunk_cache.then(|| ChunkCache::memory(Bound::Bytes(1 << 20), None, &registry));
-    let engine =
-        RemoteStorageManager::with_registry(backend, opts, registry).with_chunk_cache(cache);
+    let engine = RemoteStorageManager::with_registry(backend, opts, registry)
+        .expect("engine options")
+        .with_chunk_cache(cache);
     (faulty, engine)
 }
 

@@ -94,6 +94,17 @@ impl SharedError for RsmError {
                 after_ms: *after_ms,
                 key,
             },
+            RsmError::MemoryWait {
+                what,
+                after_ms,
+                deadline_key,
+                pool_key,
+            } => RsmError::MemoryWait {
+                what: what.clone(),
+                after_ms: *after_ms,
+                deadline_key,
+                pool_key,
+            },
             RsmError::Closed => RsmError::Closed,
             RsmError::Internal(s) => RsmError::Internal(s.clone()),
         })

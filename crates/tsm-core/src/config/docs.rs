@@ -74,32 +74,36 @@ that outlives `remote.fetch.max.wait.ms`, so these bounds are what frees a \
 `storage.s3.api.call.timeout` / `storage.s3.api.call.attempt.timeout` the S3 SDK's own \
 calls (unset: the SDK's defaults, its 3.1 s connect timeout included).
 
-**One memory budget** per plugin instance, `tsm.memory.budget.bytes`: each call reserves its \
-working set before allocating it and gives it back when it ends (also on error, or when its \
-future or stream is dropped). With `C` = `chunk.size`, `S` = `C + C/128 + 1 KiB` (a stored \
-chunk at most), `F` = `tsm.max.in.flight` (default: cores), `P` = the backend's upload \
-buffers (S3: `multipart.upload.part.size x (parts.in.flight + 1)`; Azure: block size x \
-(blocks in flight + 1); GCS: 2 x resumable chunk size):
+**One memory budget** per plugin instance, `tsm.memory.budget.bytes` (512 MiB), in three \
+parts: the default read-ahead store (`tsm.fetch.read.ahead.store.bytes`, 80 MiB, used when no \
+chunk cache is set), the copies' pool (`tsm.memory.copy.bytes`) and the reads' pool (the \
+rest). Each call reserves its working set from its own pool, once, before allocating it, \
+and gives it back when it ends (also on error, or when its future or stream is dropped); a \
+copy waiting for memory never holds up a read. With `C` = `chunk.size`, `S` = `C + C/128 + \
+1 KiB` (a stored chunk at most), `F` = `tsm.max.in.flight` (default: cores), `P` = the \
+backend's upload buffers (S3: `multipart.upload.part.size x (parts.in.flight + 1)`; Azure: \
+block size x (blocks in flight + 1); GCS: 2 x resumable chunk size), `G` = \
+`tsm.fetch.gets.in.flight`:
 
-| call | reserves |
-|---|---|
-| copy | `(F + 2) x (C + S) + 2 x largest index + P` |
-| fetch of a plain segment | each GET in flight its length (at most `G` GETs of at most 4 MiB), from issue until its bytes were handed out |
-| fetch through a chunk store (a transformed segment, or a sequential reader) | while a chunk loads: its GETs plus `C`; each read-ahead load `C + S`, only when free |
-| fetch of a transformed segment without any store (`tsm.fetch.read.ahead.store.bytes=0`, no chunk cache) | `(F + 2) x (C + S) + min(G, F) x S`, until closed |
-| fetchIndex | `2 x` the stored index size |
+| call | pool | reserves |
+|---|---|---|
+| copy | copies | `(F + 2) x (C + S) + 2 x largest index + P` |
+| fetch of a plain segment | reads | each GET in flight its length (at most `G` GETs of at most 4 MiB), from issue until its bytes were handed out |
+| fetch of a transformed segment, or a sequential reader | reads | while a chunk loads: its GETs plus `C`; each read-ahead load `C + S`, only when free |
+| fetchIndex | reads | `2 x` the stored index size |
 
-(`G` = `tsm.fetch.gets.in.flight`.) The default read-ahead store \
-(`tsm.fetch.read.ahead.store.bytes`, 80 MiB, used when no chunk cache is set) is taken out \
-of the budget when the plugin starts: the calls share the rest. Example: 4 MiB chunks, 2 \
-cores, S3 defaults (25 MiB parts, 4 in flight): a copy reserves about 33 + 125 = 158 MiB of \
-the 176 MiB the calls share, a fetch at most 8 MiB while a chunk loads; so one copy runs \
-at a time next to the fetches, and further copies wait. A \
-call that needs more than the whole budget takes all of it and runs alone. A call that \
-cannot get budget waits (copy: up to `tsm.storage.upload.timeout.ms`; fetch: up to \
-`tsm.storage.get.first.byte.timeout.ms`) and then fails with a retriable error. Not in the \
-budget: the caches (`fetch.chunk.cache.size`, `fetch.indexes.cache.size`, manifests: a few \
-KiB each) and the SDKs' socket buffers. Native memory is outside the JVM heap: leave \
+Unset, the copies' pool is half of what the store leaves, or one copy's working set when \
+that is larger. Example: 4 MiB chunks, 2 cores, S3 defaults (25 MiB parts, 4 in flight): a \
+copy needs about 32 + 20 + 125 = 177 MiB; the copies' pool is 216 MiB (one copy at a time, \
+further copies wait) and the reads' pool 216 MiB (a fetch holds at most 8 MiB while a chunk \
+loads). Raise `tsm.memory.copy.bytes` (and the budget) to run copies side by side. The \
+plugin refuses to start when the copies' pool cannot hold one copy, or the reads' pool one \
+read (the larger of `2 x C` and a fetchIndex of a 10 MiB index), naming the key to change. \
+A call that cannot get memory waits (copy: up to `tsm.storage.upload.timeout.ms`; fetch \
+and fetchIndex: up to `tsm.storage.get.first.byte.timeout.ms`) and then fails with a \
+retriable error naming the pool and the timeout key. Not in the budget: the caches \
+(`fetch.chunk.cache.size`, `fetch.indexes.cache.size`, manifests: a few KiB each) and the \
+SDKs' socket buffers. Native memory is outside the JVM heap: leave \
 `budget + caches + about 64 MiB` of container memory above `-Xmx`.
 
 **Reads.** A plain segment (no compression, no encryption) is read at the exact byte \

@@ -142,7 +142,7 @@ mod tests {
         assert!(text.contains("storage.demo.part.size=100"), "{text}");
         assert!(text.contains("chunk.size=4194304"), "{text}");
         assert!(text.contains("compression.enabled=false"), "{text}");
-        assert!(text.contains("tsm.memory.budget.bytes=268435456"), "{text}");
+        assert!(text.contains("tsm.memory.budget.bytes=536870912"), "{text}");
         assert!(
             text.contains("encryption.key.pairs.k1.private.key.file=/etc/k1.pem"),
             "{text}"

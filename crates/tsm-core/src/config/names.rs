@@ -84,6 +84,8 @@ pub const STORAGE_UPLOAD_TIMEOUT_MS: &str = "tsm.storage.upload.timeout.ms";
 pub const STORAGE_DELETE_TIMEOUT_MS: &str = "tsm.storage.delete.timeout.ms";
 /// `tsm.memory.budget.bytes` (tsm only)
 pub const MEMORY_BUDGET_BYTES: &str = "tsm.memory.budget.bytes";
+/// `tsm.memory.copy.bytes` (tsm only)
+pub const MEMORY_COPY_BYTES: &str = "tsm.memory.copy.bytes";
 /// `tsm.max.in.flight` (tsm only)
 pub const MAX_IN_FLIGHT: &str = "tsm.max.in.flight";
 /// `tsm.fetch.gets.in.flight` (tsm only)
@@ -382,11 +384,22 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     ),
     key(
         MEMORY_BUDGET_BYTES,
-        "268435456",
+        "536870912",
         "tsm only. Native memory (bytes) all calls of this plugin instance may hold at once: \
-         copy pipelines, fetch windows, the backend's part/block buffers (formula in \
-         docs/configuration.md). A call waits for budget instead of allocating past it. \
-         The caches are bounded separately. At least 1048576.",
+         the default read-ahead store, the copies' pool (tsm.memory.copy.bytes) and the \
+         reads' pool (the rest): copy pipelines, the backend's part/block buffers, fetch \
+         GETs and chunk loads (formulas in docs/configuration.md). A call waits for memory \
+         of its own pool only (reads never wait behind copies) instead of allocating past \
+         it. Refused at startup when a pool cannot hold one call of its class. The caches \
+         are bounded separately. At least 1048576.",
+    ),
+    key(
+        MEMORY_COPY_BYTES,
+        "",
+        "tsm only. The copies' pool: bytes of tsm.memory.budget.bytes only copies reserve \
+         from (each copy its whole working set, once). Unset: half of what the read-ahead \
+         store leaves, or one copy's working set when that is larger. Refused at startup \
+         when it cannot hold one copy or leaves the reads less than one read.",
     ),
     key(
         MAX_IN_FLIGHT,

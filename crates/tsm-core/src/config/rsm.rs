@@ -241,8 +241,10 @@ pub struct LifecycleConfig {
     pub upload_timeout: Duration,
     /// `tsm.storage.delete.timeout.ms`, default 30 s.
     pub delete_timeout: Duration,
-    /// `tsm.memory.budget.bytes`, default 256 MiB.
+    /// `tsm.memory.budget.bytes`, default 512 MiB.
     pub memory_budget_bytes: u64,
+    /// `tsm.memory.copy.bytes`; `None`: derived (`engine/lifecycle/budget.rs`).
+    pub memory_copy_bytes: Option<u64>,
     /// `tsm.max.in.flight`; `None`: one per core.
     pub max_in_flight: Option<usize>,
     /// `tsm.close.timeout.ms`, default 30 s.
@@ -582,7 +584,10 @@ impl RsmConfig {
             delete_timeout: ms(STORAGE_DELETE_TIMEOUT_MS, 30_000),
             memory_budget_bytes: pb
                 .or(p.int(MEMORY_BUDGET_BYTES, 1 << 20, i64::MAX), None)
-                .map_or(256 << 20, |v| v as u64),
+                .map_or(512 << 20, |v| v as u64),
+            memory_copy_bytes: pb
+                .or(p.int(MEMORY_COPY_BYTES, 1 << 20, i64::MAX), None)
+                .map(|v| v as u64),
             max_in_flight: pb
                 .or(p.int(MAX_IN_FLIGHT, 1, 256), None)
                 .map(|v| v as usize),

@@ -182,7 +182,8 @@ async fn wanted(
     // The restored chunk's memory (the GETs reserve their own).
     let _held = inner
         .lifecycle
-        .budget
+        .pools
+        .reads
         .reserve(
             original,
             inner.lifecycle.deadlines.first_byte,
@@ -304,7 +305,8 @@ fn prefetch(
         }
         let Some(held) = inner
             .lifecycle
-            .budget
+            .pools
+            .reads
             .try_reserve(c.original_len + stored_chunk_bound(c.original_len))
         else {
             break;

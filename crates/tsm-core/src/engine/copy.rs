@@ -112,7 +112,8 @@ pub(super) async fn copy(
     // The working set comes out of the engine's budget before anything is allocated.
     let _memory = inner
         .lifecycle
-        .budget
+        .pools
+        .copies
         .reserve(
             budget::copy_bytes(
                 u64::from(opts.chunk_size),

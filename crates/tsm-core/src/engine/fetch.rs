@@ -19,47 +19,36 @@
 //!   GETs, then GETs of `get_part_bytes` as the reader gets there) issued by
 //!   [`Window`], whose head GET's body is handed through as it arrives. The first byte is
 //!   one round trip away; a reader that stops after its first read asked for that read.
-//! - transformed segments, otherwise: the stored span of the chunks holding the range:
-//!   [`chunk_plan`] (the first chunk split into parallel sub-range GETs, then GETs of
-//!   whole chunks) through [`Window`], cut back into stored chunks in order, restored
-//!   (decrypt, decompress) in tsm-codec's ramped ordered pipeline (no chunk ahead of the
-//!   consumer for the first two, then doubling up to `max_in_flight`) and trimmed to the
-//!   range (`engine/decode.rs` cuts and restores). The first bytes leave as soon as the
-//!   chunk holding them is restored.
+//! - transformed segments without any store (no chunk cache, read-ahead off): the chunk
+//!   path all the same, through a store that keeps nothing (`ReadAhead::unstored`): one
+//!   chunk load at a time, its sub-range GETs in parallel, reserved while it runs.
 //!
 //! Dropping the stream drops its GETs in progress and issues no further GET.
 //!
-//! Memory (plain and transformed paths): each GET in flight reserves its bytes from the
-//! engine's budget when issued and returns them when its last byte was handed out
+//! Memory, from the reads' pool (`engine/lifecycle/budget.rs`): each plain GET in flight
+//! reserves its bytes when issued and returns them when its last byte was handed out
 //! (`engine/window.rs`: at most `tsm.fetch.gets.in.flight` GETs of at most
-//! max(`first_read_bytes` / split, `get_part_bytes`, one stored chunk) each); transformed
-//! streams also hold the restore pipeline's `(max_in_flight + 2) x (chunk + stored chunk)`
-//! from open to drop (`engine/lifecycle/budget.rs`). Every GET is bounded by the engine's
+//! max(`first_read_bytes` / split, `get_part_bytes`) each); a chunk load its chunk while
+//! it runs (`engine/cached.rs`). No stream holds memory between its reads beyond the GETs
+//! it has in flight. Every GET is bounded by the engine's
 //! deadlines (`engine/lifecycle/deadline.rs`): a silent store ends the stream with a
 //! retriable error.
 
-use std::ops::Range;
 use std::sync::Arc;
 
+use futures::StreamExt;
 use futures::stream;
-use futures::{StreamExt, TryStreamExt};
-use tsm_codec::ChunkIndex;
 
 use super::cached::{Read, cached_stream, plain_then_chunks, stored_or_loading};
-use super::decode::{Group, Restore, cut_chunks, restore};
-use super::lifecycle::budget;
 use super::manifests::load_segment;
-use super::ranges::{PlanSizes, chunk_plan, plain_plan};
+use super::ranges::{PlanSizes, plain_plan};
 use super::sequential::Opened;
 use super::window::Window;
 use super::{EngineShared, SegmentStream};
 use crate::RsmError;
-use crate::backend::{ByteRange, ObjectKey};
 use crate::cache::ChunkKey;
-use crate::config::names as config_names;
 use crate::object_keys::SegmentKeys;
 use crate::segment::RemoteLogSegmentMetadata;
-use crate::transform::SegmentTransform;
 
 /// Opens the stream of original bytes `start..=end` (see the module docs) of the segment
 /// `metadata` at `keys`; `name` names it in errors (`<topic>-<partition> segment ...`).
@@ -134,6 +123,9 @@ pub(super) async fn fetch(
         (None, Some(store)) if ahead > 0 || !transform.is_identity() => {
             Some((store.clone(), ahead))
         }
+        // No store at all: a transformed segment is still read chunk by chunk, each load
+        // reserved while it runs; nothing is kept.
+        (None, None) if !transform.is_identity() => Some((inner.reads.unstored.clone(), 0)),
         _ => None,
     };
     let sizes = PlanSizes {
@@ -191,52 +183,15 @@ pub(super) async fn fetch(
         } else {
             cached_stream(inner.clone(), store, read(chunks))
         }
-    } else if transform.is_identity() {
-        // Plain: the exact range, the store's bytes handed through as they arrive.
+    } else {
+        // Plain: the exact range, the store's bytes handed through as they arrive. (A
+        // transformed segment always goes through a store, above.)
         Window::new(
             inner.clone(),
             keys.log,
             plain_plan(start, last, sizes),
             inner.opts.gets_in_flight,
         )
-        .boxed()
-    } else {
-        // The restore pipeline's and its GETs' working set, held until the stream is
-        // dropped.
-        let window_gets = inner
-            .opts
-            .gets_in_flight
-            .min(inner.opts.max_in_flight)
-            .max(1);
-        let memory = inner
-            .lifecycle
-            .budget
-            .reserve(
-                budget::fetch_bytes(
-                    chunk_size,
-                    inner.opts.max_in_flight,
-                    window_gets,
-                    budget::stored_chunk_bound(chunk_size).max(inner.opts.get_part_bytes),
-                ),
-                inner.lifecycle.deadlines.first_byte,
-                config_names::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
-                || format!("fetch of {name}"),
-            )
-            .await?;
-        chunk_stream(
-            inner.clone(),
-            keys.log,
-            index,
-            transform,
-            chunks,
-            start,
-            last,
-            sizes,
-            window_gets,
-        )
-        .inspect(move |_| {
-            let _held = &memory;
-        })
         .boxed()
     };
     Ok(stream
@@ -246,65 +201,4 @@ pub(super) async fn fetch(
             }
         })
         .boxed())
-}
-
-/// The lazy stream of original bytes `start..=last` of a transformed segment without a
-/// chunk store (see the module docs).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn chunk_stream(
-    inner: Arc<EngineShared>,
-    key: ObjectKey,
-    index: Arc<ChunkIndex>,
-    transform: Arc<SegmentTransform>,
-    chunks: Range<u64>,
-    start: u64,
-    last: u64,
-    sizes: PlanSizes,
-    window_gets: usize,
-) -> SegmentStream {
-    let max_in_flight = inner.opts.max_in_flight;
-    let plan = chunk_plan(index.clone(), chunks.clone(), sizes);
-    // The stream reserved for the window's GETs at open.
-    let body = Window::new(inner.clone(), key.clone(), plan, window_gets)
-        .reserving(false)
-        .boxed();
-    let span = match (index.chunk(chunks.start), index.chunk(chunks.end - 1)) {
-        (Some(a), Some(b)) => ByteRange {
-            start: a.transformed_start,
-            end: (b.transformed_start + b.transformed_len).max(a.transformed_start + 1) - 1,
-        },
-        _ => ByteRange { start: 0, end: 0 },
-    };
-    let stored = cut_chunks(
-        body,
-        Group {
-            chunks: chunks.clone(),
-            range: span,
-        },
-        key.clone(),
-        index.clone(),
-    );
-    let first = chunks.start;
-    let restored = restore(
-        stored,
-        Restore {
-            key,
-            index: index.clone(),
-            transform,
-            first,
-            max_in_flight,
-            ramped: true,
-        },
-    );
-    let chunk_size = u64::from(index.original_chunk_size());
-    let mut n = first;
-    restored
-        .map_ok(move |b| {
-            let origin = n * chunk_size;
-            n += 1;
-            let from = start.saturating_sub(origin).min(b.len() as u64) as usize;
-            let to = (last + 1 - origin).min(b.len() as u64) as usize;
-            b.slice(from..to.max(from))
-        })
-        .boxed()
 }

@@ -103,7 +103,8 @@ async fn read_index(
     let key = &keys.indexes;
     let _memory = inner
         .lifecycle
-        .budget
+        .pools
+        .reads
         .reserve(
             size.saturating_mul(2),
             inner.lifecycle.deadlines.first_byte,

@@ -251,6 +251,29 @@ pub(crate) fn segment_name(m: &RemoteLogSegmentMetadata) -> String {
     )
 }
 
+/// What the memory pools are planned from (`engine/lifecycle/budget.rs`): the options,
+/// the backend's upload buffers and the default read-ahead store's bound.
+fn pool_inputs(
+    opts: &EngineOptions,
+    backend: &dyn StorageBackend,
+    store: u64,
+) -> lifecycle::budget::PoolInputs {
+    use lifecycle::budget::{NOMINAL_INDEX_BYTES, copy_bytes, read_floor};
+    let chunk = u64::from(opts.chunk_size);
+    lifecycle::budget::PoolInputs {
+        budget: opts.memory_budget_bytes,
+        copies: opts.memory_copy_bytes,
+        store,
+        one_copy: copy_bytes(
+            chunk,
+            opts.max_in_flight,
+            NOMINAL_INDEX_BYTES,
+            backend.upload_buffer_bytes(),
+        ),
+        one_read: read_floor(chunk, opts.first_read_bytes.max(opts.get_part_bytes)),
+    }
+}
+
 impl RemoteStorageManager {
     /// Builds the engine from the broker's map (`rsm.config.` stripped, all values as
     /// strings, `broker.id` included). `backends` lists the backend kinds linked into this
@@ -271,7 +294,7 @@ impl RemoteStorageManager {
             &registry,
         );
         let chunks = ChunkCache::from_config(&cfg.chunk_cache, &registry)?;
-        Ok(Self::with_registry(backend, opts, registry).with_chunk_cache(chunks))
+        Ok(Self::with_registry(backend, opts, registry)?.with_chunk_cache(chunks))
     }
 
     /// Puts `cache` in front of chunk downloads (see `engine/cached.rs`); call right after
@@ -283,8 +306,13 @@ impl RemoteStorageManager {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             if cache.is_some() && inner.reads.store.is_some() {
                 inner.reads = readahead::ReadAhead::new(0, &inner.registry);
-                inner.lifecycle.budget =
-                    lifecycle::MemoryBudget::new(inner.opts.memory_budget_bytes);
+                // Without the store both pools only grow (budget.rs: `plan`), so the plan
+                // that held with the store holds; were it refused, the smaller pools stay.
+                if let Ok(sizes) =
+                    lifecycle::budget::plan(pool_inputs(&inner.opts, &*inner.backend, 0))
+                {
+                    inner.lifecycle.pools = lifecycle::budget::Pools::new(sizes);
+                }
             }
             inner.chunks = cache;
         }
@@ -293,7 +321,11 @@ impl RemoteStorageManager {
 
     /// An engine over an already built backend (Rust tools, tests). The backend is used
     /// as given (wrap it with `backend::layers::layered` for metrics and rate limit).
-    pub fn new(backend: Arc<dyn StorageBackend>, opts: EngineOptions) -> Self {
+    ///
+    /// # Errors
+    /// [`RsmError::Config`] when the memory pools cannot hold one call of their class
+    /// (`engine/lifecycle/budget.rs`), naming the keys.
+    pub fn new(backend: Arc<dyn StorageBackend>, opts: EngineOptions) -> Result<Self, RsmError> {
         Self::with_registry(backend, opts, MetricsRegistry::new())
     }
 
@@ -303,7 +335,7 @@ impl RemoteStorageManager {
         backend: Arc<dyn StorageBackend>,
         mut opts: EngineOptions,
         registry: MetricsRegistry,
-    ) -> Self {
+    ) -> Result<Self, RsmError> {
         // `auto`: no read-ahead of plain segments where a read costs no round trip.
         opts.read_ahead_plain = Some(
             opts.read_ahead_plain
@@ -336,13 +368,14 @@ impl RemoteStorageManager {
         } else {
             0
         };
+        let sizes = lifecycle::budget::plan(pool_inputs(&opts, &*backend, store_bytes))?;
         let reads = readahead::ReadAhead::new(store_bytes, &registry);
         let lifecycle = lifecycle::Lifecycle {
             deadlines: opts.deadlines,
-            budget: lifecycle::MemoryBudget::new(opts.memory_budget_bytes - store_bytes),
+            pools: lifecycle::budget::Pools::new(sizes),
             close_timeout: opts.close_timeout,
         };
-        Self {
+        Ok(Self {
             inner: Arc::new(EngineShared {
                 lifecycle,
                 backend,
@@ -359,7 +392,7 @@ impl RemoteStorageManager {
                 closing: tokio_util::sync::CancellationToken::new(),
                 copies: tokio_util::task::TaskTracker::new(),
             }),
-        }
+        })
     }
 
     /// The options this engine runs with.
@@ -526,15 +559,35 @@ impl RemoteStorageManager {
         self.inner.lifecycle.close_timeout
     }
 
-    /// Bytes of the memory budget (`tsm.memory.budget.bytes`) held by calls in flight.
+    /// Bytes of the memory budget (`tsm.memory.budget.bytes`) held by calls in flight,
+    /// both pools.
     pub fn memory_in_use(&self) -> u64 {
-        self.inner.lifecycle.budget.in_use()
+        self.copy_memory_in_use() + self.read_memory_in_use()
     }
 
-    /// The memory budget, bytes (`tsm.memory.budget.bytes`). The calls share it minus the
+    /// Bytes of the copies' pool (`tsm.memory.copy.bytes`) held by copies in flight; also
+    /// the gauge `memory.copy.reserved.bytes`.
+    pub fn copy_memory_in_use(&self) -> u64 {
+        self.inner.lifecycle.pools.copies.in_use()
+    }
+
+    /// Bytes of the reads' pool held by fetch streams, fetchIndex and read-ahead; also the
+    /// gauge `memory.read.reserved.bytes`.
+    pub fn read_memory_in_use(&self) -> u64 {
+        self.inner.lifecycle.pools.reads.in_use()
+    }
+
+    /// The pools' sizes, bytes: (copies, reads). See `engine/lifecycle/budget.rs`.
+    pub fn memory_pools(&self) -> (u64, u64) {
+        let p = &self.inner.lifecycle.pools;
+        (p.copies.total(), p.reads.total())
+    }
+
+    /// The memory budget, bytes (`tsm.memory.budget.bytes`): the two pools and the
     /// default read-ahead store's share ([`Self::read_ahead_store_bytes`]).
     pub fn memory_budget(&self) -> u64 {
-        self.inner.lifecycle.budget.total() + self.read_ahead_store_bytes()
+        let (copies, reads) = self.memory_pools();
+        copies + reads + self.read_ahead_store_bytes()
     }
 
     /// The share of the memory budget set aside for the default read-ahead store (0 with
@@ -556,7 +609,8 @@ impl RemoteStorageManager {
     }
 
     /// Current counters and latency summaries, plus the gauges: `memory.in_use.bytes`,
-    /// `memory.budget.bytes` and, per cache (`manifest`, `indexes`, `chunk` when
+    /// `memory.budget.bytes`, per pool `memory.{copy,read}.reserved.bytes` and
+    /// `memory.{copy,read}.pool.bytes` and, per cache (`manifest`, `indexes`, `chunk` when
     /// configured), `cache.<name>.entries` and `cache.<name>.weight` (bytes for the byte-
     /// bounded caches, else entries; approximate, see `cache::async_cache`).
     pub fn metrics(&self) -> MetricsSnapshot {
@@ -574,6 +628,17 @@ impl RemoteStorageManager {
         let g = &mut m.gauges;
         g.insert("memory.in_use.bytes".into(), self.memory_in_use());
         g.insert("memory.budget.bytes".into(), self.memory_budget());
+        g.insert(
+            "memory.copy.reserved.bytes".into(),
+            self.copy_memory_in_use(),
+        );
+        g.insert(
+            "memory.read.reserved.bytes".into(),
+            self.read_memory_in_use(),
+        );
+        let (copy_pool, read_pool) = self.memory_pools();
+        g.insert("memory.copy.pool.bytes".into(), copy_pool);
+        g.insert("memory.read.pool.bytes".into(), read_pool);
         g.insert(
             "memory.readahead.store.bytes".into(),
             self.read_ahead_store_bytes(),

@@ -79,6 +79,9 @@ pub struct EngineOptions {
     pub deadlines: Deadlines,
     /// `tsm.memory.budget.bytes`: what all calls of this engine may hold at once.
     pub memory_budget_bytes: u64,
+    /// `tsm.memory.copy.bytes`: the copies' pool (`None`: derived, see
+    /// `engine/lifecycle/budget.rs`).
+    pub memory_copy_bytes: Option<u64>,
     /// `tsm.close.timeout.ms`: how long shutdown waits for clean-up in flight.
     pub close_timeout: Duration,
     /// `tsm.fetch.gets.in.flight`: ranged GETs one fetch stream (or one segment's
@@ -145,6 +148,7 @@ impl std::fmt::Debug for EngineOptions {
             .field("max_get_bytes", &self.max_get_bytes)
             .field("deadlines", &self.deadlines)
             .field("memory_budget_bytes", &self.memory_budget_bytes)
+            .field("memory_copy_bytes", &self.memory_copy_bytes)
             .field("gets_in_flight", &self.gets_in_flight)
             .field("read_ahead_bytes", &self.read_ahead_bytes)
             .field("read_ahead_store_bytes", &self.read_ahead_store_bytes)
@@ -182,6 +186,7 @@ impl EngineOptions {
             chunk_get_timeout: DEFAULT_GET_TIMEOUT,
             deadlines: Deadlines::default(),
             memory_budget_bytes: super::lifecycle::budget::DEFAULT_MEMORY_BUDGET,
+            memory_copy_bytes: None,
             close_timeout: super::lifecycle::DEFAULT_CLOSE_TIMEOUT,
             gets_in_flight: DEFAULT_GETS_IN_FLIGHT,
             read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
@@ -239,6 +244,7 @@ impl EngineOptions {
                 delete: cfg.lifecycle.delete_timeout,
             },
             memory_budget_bytes: cfg.lifecycle.memory_budget_bytes,
+            memory_copy_bytes: cfg.lifecycle.memory_copy_bytes,
             close_timeout: cfg.lifecycle.close_timeout,
             gets_in_flight: cfg.reads.gets_in_flight,
             read_ahead_bytes: cfg.reads.read_ahead_bytes,

@@ -76,6 +76,9 @@ pub(crate) struct ReadAhead {
     pub(crate) store: Option<ChunkCache>,
     /// Its bound, bytes (0 without it).
     pub(crate) store_bytes: u64,
+    /// A store that keeps nothing (bound 0): transformed segments read without a store
+    /// go through the chunk path with it (one chunk load at a time, nothing kept).
+    pub(crate) unstored: ChunkCache,
 }
 
 impl ReadAhead {
@@ -86,6 +89,12 @@ impl ReadAhead {
             inflight: Mutex::new(HashMap::new()),
             tasks: tokio_util::task::TaskTracker::new(),
             store_bytes,
+            unstored: ChunkCache::memory_named(
+                "unstored",
+                Bound::Bytes(0),
+                None,
+                &crate::metrics::MetricsRegistry::new(),
+            ),
             store: (store_bytes > 0).then(|| {
                 ChunkCache::memory_named(
                     "readahead",

@@ -142,7 +142,8 @@ fn open(inner: Arc<EngineShared>, key: ObjectKey, range: ByteRange, reserve: boo
             Some(
                 inner
                     .lifecycle
-                    .budget
+                    .pools
+                    .reads
                     .reserve(
                         range.len(),
                         inner.lifecycle.deadlines.first_byte,

@@ -148,7 +148,7 @@ impl World {
     }
 
     pub(crate) fn engine(&self, opts: EngineOptions) -> RemoteStorageManager {
-        RemoteStorageManager::new(self.backend.clone(), opts)
+        RemoteStorageManager::new(self.backend.clone(), opts).expect("engine options")
     }
 
     /// Every object key currently stored.
@@ -201,8 +201,9 @@ pub(crate) fn gated_engine(
     opts.read_ahead_bytes = 0;
     tweak(&mut opts);
     let backend: Arc<dyn StorageBackend> = gate.clone();
-    let engine =
-        RemoteStorageManager::with_registry(backend, opts, registry).with_chunk_cache(Some(cache));
+    let engine = RemoteStorageManager::with_registry(backend, opts, registry)
+        .expect("engine options")
+        .with_chunk_cache(Some(cache));
     (engine, gate)
 }
 

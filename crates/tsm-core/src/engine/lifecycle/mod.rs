@@ -5,7 +5,7 @@
 //! | policy | module | keys |
 //! |---|---|---|
 //! | every remote wait bounded | [`deadline`]: the engine wraps its backend in [`DeadlineBackend`] | `tsm.storage.get.first.byte.timeout.ms`, `tsm.storage.get.idle.timeout.ms`, `tsm.storage.get.timeout.ms`, `tsm.storage.upload.timeout.ms`, `tsm.storage.delete.timeout.ms`; cache waits `fetch.*.cache.get.timeout.ms` |
-//! | one memory budget | [`budget`]: a call reserves its working set first | `tsm.memory.budget.bytes`, `tsm.max.in.flight` |
+//! | one memory budget, a pool per call class | [`budget`]: a call reserves its working set first, from its class's pool (reads never wait behind copies); configure refuses pools that cannot hold one call | `tsm.memory.budget.bytes`, `tsm.memory.copy.bytes`, `tsm.max.in.flight` |
 //! | nothing left behind | [`cleanup`]: the copy guard; `crate::backend::compensation` counts what runs after a call is gone | `tsm.close.timeout.ms` |
 //!
 //! Shutdown (`RemoteStorageManager::shutdown`): new calls fail with `RsmError::Closed`,
@@ -20,7 +20,7 @@ pub mod deadline;
 
 use std::time::Duration;
 
-pub use budget::{MemoryBudget, Reservation};
+pub use budget::{MemoryBudget, Pools, Reservation};
 pub use cleanup::CopyGuard;
 pub use deadline::{DeadlineBackend, Deadlines};
 
@@ -31,6 +31,6 @@ pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub(crate) struct Lifecycle {
     pub(crate) deadlines: Deadlines,
-    pub(crate) budget: MemoryBudget,
+    pub(crate) pools: Pools,
     pub(crate) close_timeout: Duration,
 }
