@@ -129,6 +129,14 @@ final class NativeMetricsFeed implements AutoCloseable {
                 null, "memory.in_use.bytes");
         gauge(tsm, TSM_GROUP, "native-memory-budget-bytes", "native memory budget, tsm.memory.budget.bytes",
                 null, "memory.budget.bytes");
+        gauge(tsm, TSM_GROUP, "native-memory-copy-in-use-bytes", "native memory reserved by copies in flight (bytes)",
+                null, "memory.copy.reserved.bytes");
+        gauge(tsm, TSM_GROUP, "native-memory-copy-pool-bytes", "the copies' pool, tsm.memory.copy.bytes (bytes)",
+                null, "memory.copy.pool.bytes");
+        gauge(tsm, TSM_GROUP, "native-memory-read-in-use-bytes", "native memory reserved by reads in flight (bytes)",
+                null, "memory.read.reserved.bytes");
+        gauge(tsm, TSM_GROUP, "native-memory-read-pool-bytes", "the reads' pool (bytes)",
+                null, "memory.read.pool.bytes");
         pollNow();
         poller = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tsm-metrics-poller");

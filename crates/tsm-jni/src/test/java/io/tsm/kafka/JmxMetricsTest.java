@@ -143,8 +143,14 @@ class JmxMetricsTest {
         assertTrue(value(tsm, "storage-downloaded-bytes-total") >= served);
         assertEquals(3.0, value(tsm, "storage-put-requests-total"), "three objects written");
         assertTrue(value(tsm, "storage-get-requests-total") >= 3, "manifest, indexes, chunks read");
-        assertEquals(256.0 * 1024 * 1024, value(tsm, "native-memory-budget-bytes"));
+        assertEquals(512.0 * 1024 * 1024, value(tsm, "native-memory-budget-bytes"));
         assertEquals(0.0, value(tsm, "native-memory-in-use-bytes"), "no call in flight");
+        assertEquals(0.0, value(tsm, "native-memory-copy-in-use-bytes"), "no copy in flight");
+        assertEquals(0.0, value(tsm, "native-memory-read-in-use-bytes"), "no read in flight");
+        double copies = value(tsm, "native-memory-copy-pool-bytes");
+        double reads = value(tsm, "native-memory-read-pool-bytes");
+        assertTrue(copies > 0 && reads > 0, "both pools sized");
+        assertTrue(copies + reads <= value(tsm, "native-memory-budget-bytes"), "pools within the budget");
         // No storage client MBean for the filesystem backend.
         assertTrue(jmx.queryNames(new ObjectName("aiven.kafka.server.tieredstorage.s3:*"), null).isEmpty());
     }
