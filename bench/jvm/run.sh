@@ -47,7 +47,7 @@
 # `BenchMain copy-concurrent` on DIR/compressible in mode $TSM_BENCH_CONCURRENT_MODE (zstd+aes):
 # $TSM_BENCH_CONCURRENCY (10) copies at once through ONE plugin instance, one JVM per run:
 # tsm once per budget in $TSM_BENCH_CONCURRENT_BUDGETS (bytes or MiB/GiB suffixes; default
-# "256MiB 128MiB", passed as tsm.memory.budget.bytes), then the Java baseline once. Each run
+# "512MiB 256MiB", passed as tsm.memory.budget.bytes), then the Java baseline once. Each run
 # deletes its segments. --concurrent-copies-only (or TSM_BENCH_CONCURRENT_COPIES=only) runs
 # just these (no per-case matrix, no cross-check). Lines go to $TSM_BENCH_CONCURRENT_OUT
 # (default: copy-concurrent.jsonl next to FILE), not FILE: the report keeps one line per case.
@@ -261,7 +261,7 @@ if [ "$concurrent" != off ]; then
   c_mode="${TSM_BENCH_CONCURRENT_MODE:-zstd+aes}"
   c_set="$data/compressible"
   log "concurrent copies: $c_n at once through one plugin instance, $c_mode, $(basename "$c_set") -> $c_out"
-  for budget in ${TSM_BENCH_CONCURRENT_BUDGETS:-256MiB 128MiB}; do
+  for budget in ${TSM_BENCH_CONCURRENT_BUDGETS:-512MiB 256MiB}; do
     if ! "${jvm[@]}" copy-concurrent --plugin tsm --backend "$backend" --data "$c_set" --mode "$c_mode" \
         --concurrency "$c_n" --memory-budget-bytes "$budget" --out "$c_out" --work "$work" "${warm[@]}"; then
       failed+=("copy-concurrent tsm budget $budget")

@@ -30,7 +30,7 @@ import picocli.CommandLine.Option;
  * the RSS of this JVM right before the first copy (idle, plugin configured, after the warm-up,
  * a GC and a reset of the peak-RSS mark) and the peak RSS (VmHWM) over the copies.
  *
- * <p>tsm gets {@code tsm.memory.budget.bytes} (default 256 MiB) in the same configuration map;
+ * <p>tsm gets {@code tsm.memory.budget.bytes} (default 512 MiB) in the same configuration map;
  * the Java baseline has no budget (the key is not passed). Not measured: configure, the
  * warm-up, deleting leftovers before and the N segments after.
  */
@@ -48,7 +48,7 @@ final class CopyConcurrent implements Callable<Integer> {
     @Option(names = "--concurrency", defaultValue = "10", description = "copies at once (threads), each its own segment id")
     int concurrency;
 
-    @Option(names = "--memory-budget-bytes", defaultValue = "268435456",
+    @Option(names = "--memory-budget-bytes", defaultValue = "536870912",
             description = "tsm.memory.budget.bytes for tsm (bytes, or with a KiB/MiB/GiB suffix); ignored by --plugin java")
     String budgetArg;
 

@@ -12,7 +12,7 @@ import io.strimzi.api.kafka.model.nodepool.KafkaNodePool;
 /**
  * A broker container's memory against what it must hold. Outside the heap ({@code -Xmx}):
  * tsm's native memory, the formula of docs/configuration.md ("Deadlines, memory, clean-up"):
- * {@code tsm.memory.budget.bytes} (default 256 MiB) + the caches ({@code fetch.indexes.cache.size},
+ * {@code tsm.memory.budget.bytes} (default 512 MiB) + the caches ({@code fetch.indexes.cache.size},
  * default 10 MiB; a {@code memory} chunk cache's {@code fetch.chunk.cache.size}) + about 64 MiB;
  * and the JVM's own non-heap (metaspace, code cache, thread stacks, direct buffers), for
  * which this allows 1 GiB. The memory limit must cover heap + both; the rest is page cache.
@@ -48,7 +48,7 @@ final class Memory {
             throw new AssertionError("pool " + name + ": jvmOptions -Xmx must be set (else Strimzi derives it from the memory request)");
         }
         long heap = jvmBytes(jvm.getXmx(), name);
-        long budget = bytes(rsm, "tsm.memory.budget.bytes", 268435456L);
+        long budget = bytes(rsm, "tsm.memory.budget.bytes", 536870912L);
         long indexes = bytes(rsm, "fetch.indexes.cache.size", 10485760L);
         long chunks = 0;
         String cache = rsm.getOrDefault("fetch.chunk.cache.class", "");
