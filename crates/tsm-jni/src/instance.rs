@@ -115,6 +115,7 @@ pub fn take_instance(op: u64) -> Result<u64, OpError> {
     match ops::take(op)? {
         OpValue::Engine(engine) => {
             let rt = rt.ok_or_else(OpError::closed)?;
+            crate::stream::spawn_sweeper(&rt, engine.stream_idle_timeout());
             Ok(INSTANCES.insert(Arc::new(Instance {
                 rt,
                 engine: ManuallyDrop::new(Arc::new(engine)),

@@ -63,5 +63,6 @@ pub fn instance_metrics_text(inst: &instance::Instance, window: bool) -> String 
         engine.metrics()
     };
     m.gauges.extend(inst.rt.gauges());
+    m.gauges.extend(stream::gauges(&inst.rt));
     metrics_text(&m)
 }

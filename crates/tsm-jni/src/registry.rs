@@ -49,6 +49,13 @@ impl<T> Registry<T> {
         self.lock().as_mut().and_then(|m| m.remove(&id))
     }
 
+    /// A snapshot of the registered objects (the lock is released before it returns).
+    pub fn values(&self) -> Vec<Arc<T>> {
+        self.lock()
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.values().cloned().collect())
+    }
+
     /// Number of registered objects.
     pub fn len(&self) -> usize {
         self.lock().as_ref().map_or(0, HashMap::len)

@@ -102,6 +102,8 @@ pub const FETCH_SUB_RANGE_MIN_BYTES: &str = "tsm.fetch.sub.range.min.bytes";
 pub const ENCRYPTION_PLAINTEXT_READS: &str = "tsm.encryption.plaintext.reads";
 /// `tsm.close.timeout.ms` (tsm only)
 pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
+/// `tsm.fetch.stream.idle.timeout.ms` (tsm only)
+pub const FETCH_STREAM_IDLE_TIMEOUT_MS: &str = "tsm.fetch.stream.idle.timeout.ms";
 
 /// `tsm.log.level` (tsm only)
 pub const LOG_LEVEL: &str = "tsm.log.level";
@@ -468,6 +470,15 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         "30000",
         "tsm only. How long (ms) `close()` waits for clean-up in flight (deletes of \
          cancelled copies, multipart aborts) before the native runtime stops. At least 1.",
+    ),
+    key(
+        FETCH_STREAM_IDLE_TIMEOUT_MS,
+        "300000",
+        "tsm only. A `fetchLogSegment` stream the broker has not read for this long (ms) \
+         gives back its memory (buffered bytes, reservations, downloads in flight); a later \
+         read of it fails with a retriable error naming this key, and a new fetch of the \
+         range works. The broker leaves streams unclosed on some error paths (KAFKA-18923). \
+         At least 1000.",
     ),
     key(
         LOG_LEVEL,

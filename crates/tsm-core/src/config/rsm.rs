@@ -249,6 +249,8 @@ pub struct LifecycleConfig {
     pub max_in_flight: Option<usize>,
     /// `tsm.close.timeout.ms`, default 30 s.
     pub close_timeout: Duration,
+    /// `tsm.fetch.stream.idle.timeout.ms`, default 5 min.
+    pub stream_idle_timeout: Duration,
 }
 
 /// The read-path keys (parallel GETs, read-ahead); see `engine/cached.rs`,
@@ -592,6 +594,11 @@ impl RsmConfig {
                 .or(p.int(MAX_IN_FLIGHT, 1, 256), None)
                 .map(|v| v as usize),
             close_timeout: ms(CLOSE_TIMEOUT_MS, 30_000),
+            stream_idle_timeout: pb
+                .or(p.int(FETCH_STREAM_IDLE_TIMEOUT_MS, 1000, i64::MAX), None)
+                .map_or(Duration::from_secs(300), |v| {
+                    Duration::from_millis(v as u64)
+                }),
         };
 
         let reads = ReadsConfig {

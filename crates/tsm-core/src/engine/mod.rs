@@ -374,6 +374,7 @@ impl RemoteStorageManager {
             deadlines: opts.deadlines,
             pools: lifecycle::budget::Pools::new(sizes),
             close_timeout: opts.close_timeout,
+            stream_idle_timeout: opts.stream_idle_timeout,
         };
         Ok(Self {
             inner: Arc::new(EngineShared {
@@ -552,6 +553,12 @@ impl RemoteStorageManager {
     pub async fn shutdown(&self, timeout: std::time::Duration) -> bool {
         self.close();
         lifecycle::close::drain(timeout, &self.inner.copies, &self.inner.reads.tasks).await
+    }
+
+    /// `tsm.fetch.stream.idle.timeout.ms`: how long a fetch stream may stay unread before
+    /// the layer holding it (the JNI bridge's open streams) drops it, giving back its memory.
+    pub fn stream_idle_timeout(&self) -> std::time::Duration {
+        self.inner.lifecycle.stream_idle_timeout
     }
 
     /// `tsm.close.timeout.ms`: the bound [`shutdown`](Self::shutdown) is given by the plugin.

@@ -84,6 +84,9 @@ pub struct EngineOptions {
     pub memory_copy_bytes: Option<u64>,
     /// `tsm.close.timeout.ms`: how long shutdown waits for clean-up in flight.
     pub close_timeout: Duration,
+    /// `tsm.fetch.stream.idle.timeout.ms`: how long a fetch stream may stay unread before
+    /// the plugin layer that holds it (the JNI bridge) releases it.
+    pub stream_idle_timeout: Duration,
     /// `tsm.fetch.gets.in.flight`: ranged GETs one fetch stream (or one segment's
     /// read-ahead) keeps in flight at most (>= 1). See [`DEFAULT_GETS_IN_FLIGHT`].
     pub gets_in_flight: usize,
@@ -149,6 +152,7 @@ impl std::fmt::Debug for EngineOptions {
             .field("deadlines", &self.deadlines)
             .field("memory_budget_bytes", &self.memory_budget_bytes)
             .field("memory_copy_bytes", &self.memory_copy_bytes)
+            .field("stream_idle_timeout", &self.stream_idle_timeout)
             .field("gets_in_flight", &self.gets_in_flight)
             .field("read_ahead_bytes", &self.read_ahead_bytes)
             .field("read_ahead_store_bytes", &self.read_ahead_store_bytes)
@@ -188,6 +192,7 @@ impl EngineOptions {
             memory_budget_bytes: super::lifecycle::budget::DEFAULT_MEMORY_BUDGET,
             memory_copy_bytes: None,
             close_timeout: super::lifecycle::DEFAULT_CLOSE_TIMEOUT,
+            stream_idle_timeout: super::lifecycle::DEFAULT_STREAM_IDLE_TIMEOUT,
             gets_in_flight: DEFAULT_GETS_IN_FLIGHT,
             read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
             read_ahead_store_bytes: DEFAULT_READ_AHEAD_STORE_BYTES,
@@ -246,6 +251,7 @@ impl EngineOptions {
             memory_budget_bytes: cfg.lifecycle.memory_budget_bytes,
             memory_copy_bytes: cfg.lifecycle.memory_copy_bytes,
             close_timeout: cfg.lifecycle.close_timeout,
+            stream_idle_timeout: cfg.lifecycle.stream_idle_timeout,
             gets_in_flight: cfg.reads.gets_in_flight,
             read_ahead_bytes: cfg.reads.read_ahead_bytes,
             read_ahead_store_bytes: cfg.reads.read_ahead_store_bytes,

@@ -27,10 +27,15 @@ pub use deadline::{DeadlineBackend, Deadlines};
 /// Default `tsm.close.timeout.ms`.
 pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Default `tsm.fetch.stream.idle.timeout.ms`: 5 min, far above any store deadline a read
+/// waits for, so only a stream nobody reads any more is released.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// The lifecycle state of one engine.
 #[derive(Debug)]
 pub(crate) struct Lifecycle {
     pub(crate) deadlines: Deadlines,
     pub(crate) pools: Pools,
     pub(crate) close_timeout: Duration,
+    pub(crate) stream_idle_timeout: Duration,
 }

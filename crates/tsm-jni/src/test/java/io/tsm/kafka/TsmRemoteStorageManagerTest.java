@@ -406,6 +406,55 @@ class TsmRemoteStorageManagerTest {
         assertEquals(0, streams(), "the Cleaner freed the leaked native streams");
     }
 
+    /**
+     * Streams the broker opens, reads a little of and never closes (KAFKA-18923) give their
+     * memory back after {@code tsm.fetch.stream.idle.timeout.ms}, even while Java still holds
+     * them (so the Cleaner cannot): a later read fails retriably naming the key, and new
+     * fetches work.
+     */
+    @Test
+    void forgottenStreamsAreReleasedAfterTheIdleTimeout() throws Exception {
+        Map<String, Object> c = Fixtures.config(work.resolve("idle-bucket"));
+        c.put("compression.enabled", "true");
+        c.put("tsm.fetch.stream.idle.timeout.ms", "1000");
+        TsmRemoteStorageManager idle = new TsmRemoteStorageManager();
+        idle.configure(c);
+        try {
+            Fixtures.Segment s = Fixtures.segment(work.resolve("idle-local"), 200_000, false, 13);
+            idle.copyLogSegmentData(s.metadata, s.data);
+            Random r = new Random(13);
+            List<InputStream> forgotten = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                int from = r.nextInt(s.log.length);
+                InputStream in = idle.fetchLogSegment(s.metadata, from);
+                assertEquals(s.log[from], (byte) in.read());
+                forgotten.add(in);
+            }
+            assertEquals(300L, TsmMetrics.parse(idle.metricsText()).get("fetch.streams.held"));
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (((Number) TsmMetrics.parse(idle.metricsText()).get("fetch.streams.held")).longValue() > 0) {
+                assertTrue(System.nanoTime() < deadline, "forgotten streams not released within 20 s");
+                Thread.sleep(100);
+            }
+            assertEquals(0L, TsmMetrics.parse(idle.metricsText()).get("memory.in_use.bytes"),
+                    "the released streams gave their memory back");
+            IOException e = assertThrows(IOException.class, () -> forgotten.get(0).read(new byte[8], 0, 8));
+            assertTrue(e.getMessage().contains("tsm.fetch.stream.idle.timeout.ms"), e.getMessage());
+            if (Calls.hasRetriable()) {
+                assertEquals("RetriableRemoteStorageException", e.getCause().getClass().getSimpleName());
+            }
+            try (InputStream in = idle.fetchLogSegment(s.metadata, 0)) {
+                assertArrayEquals(s.log, Fixtures.readAll(in, 65536), "a new fetch reads the whole segment");
+            }
+            for (InputStream in : forgotten) {
+                in.close();
+            }
+        } finally {
+            idle.close();
+        }
+        Fixtures.assertNoLeaks();
+    }
+
     @Test
     void metricsAreExposedAsMBean() throws Exception {
         javax.management.ObjectName name = rsm.metricsMBeanName();
