@@ -15,7 +15,6 @@ use aws_sdk_s3::config::timeout::TimeoutConfig;
 use aws_sdk_s3::config::{
     Region, RequestChecksumCalculation, ResponseChecksumValidation, SharedCredentialsProvider,
 };
-use aws_sdk_s3::primitives::ByteStream as SdkByteStream;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier, ServerSideEncryption};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -170,7 +169,8 @@ impl S3Client {
             .storage_class(self.cfg.storage_class.clone())
             .set_server_side_encryption(sse)
             .set_ssekms_key_id(kms)
-            .body(SdkByteStream::from(body))
+            // Replayable; reports upload progress (src/part_body.rs).
+            .body(crate::part_body::progress_body(body))
             .send()
             .await
             .map_err(|e| {

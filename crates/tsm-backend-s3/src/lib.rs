@@ -35,6 +35,7 @@ pub mod credential;
 pub mod error;
 pub mod metrics;
 pub mod multipart;
+mod part_body;
 
 use std::fmt;
 use std::sync::Arc;

@@ -25,7 +25,6 @@
 //! `AbortIncompleteMultipartUpload` cleans such leftovers (see the crate README).
 
 use async_trait::async_trait;
-use aws_sdk_s3::primitives::ByteStream as SdkByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use bytes::Bytes;
 use tsm_storage::multipart::{
@@ -336,8 +335,9 @@ async fn upload_part(
         .upload_id(upload_id)
         .part_number(part_number)
         .content_length(len)
-        // From `Bytes`: the SDK's retries replay the buffered part.
-        .body(SdkByteStream::from(data))
+        // Replayable from the buffered part for the SDK's retries; reports each frame sent
+        // as upload progress (the engine's idle deadline measures the store, not the slot).
+        .body(crate::part_body::progress_body(data))
         .send()
         .await
         .map_err(|e| classify(&format!("UploadPart #{part_number}"), &client, &key, e))?;

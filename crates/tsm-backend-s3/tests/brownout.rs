@@ -28,7 +28,9 @@
 //! its deadline; success is correct there.
 //!
 //! Plus: a copy whose future is dropped mid-upload, and `shutdown` with a copy in flight,
-//! leave no object and no incomplete multipart upload. And the read path on the issue's
+//! leave no object and no incomplete multipart upload. A copy over a congested link
+//! (1 MB/s per connection upstream, parts taking 2.5 x the idle deadline) succeeds: slow
+//! is not stalled. And the read path on the issue's
 //! slow link (20 ms latency, 80 MB/s per connection): a lagging consumer keeps
 //! `tsm.fetch.gets.in.flight` GETs in flight, counted by a wrapper of the backend.
 //!
@@ -938,6 +940,56 @@ async fn shutdown_with_a_copy_in_flight_leaves_nothing() {
         "left behind when shutdown returned:\n  {}",
         problems.join("\n  ")
     );
+}
+
+// ---- slow is not stalled ---------------------------------------------------------------
+
+/// A congested upload link (1 MB/s per connection, upstream) under a 2 s idle deadline:
+/// each 5 MiB part takes about 5 s to send, so the multipart writer waits longer than the
+/// idle bound for a free part slot while bytes flow the whole time. The copy succeeds
+/// (the S3 backend reports each body frame sent as progress), its bytes read back
+/// exactly, nothing is left behind. A store that takes nothing still fails at the idle
+/// bound: the `timeout` toxic's copy case above.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_over_a_slow_link_is_not_stalled() {
+    let Some(w) = World::new("slow-link").await else {
+        return;
+    };
+    let engine = w
+        .engine(
+            Route::Proxied,
+            &[("tsm.storage.upload.timeout.ms", "120000")],
+        )
+        .await;
+    let seg = segment(w.dir.path(), 2 * PART + 2 * CHUNK, 55);
+    w.proxy
+        .add(&[toxic(
+            "congested-up",
+            "bandwidth",
+            "upstream",
+            json!({ "rate": 1000 }),
+        )])
+        .await;
+    let started = Instant::now();
+    Box::pin(engine.copy_log_segment_data(&seg.metadata, &seg.data))
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "copy over the slow link failed after {:?}: {e}",
+                started.elapsed()
+            )
+        });
+    let took = started.elapsed();
+    assert!(
+        took > 2 * DEADLINE,
+        "the link was not slow enough to test anything: {took:?}"
+    );
+    let direct = w.engine(Route::Direct, &[]).await;
+    let back = read_segment(&direct, &seg.metadata, 0, None)
+        .await
+        .expect("read back");
+    assert!(back == seg.log, "the copied bytes differ");
+    w.assert_clean(None, "after the slow copy").await;
 }
 
 // ---- parallel ranged GETs over a slow link -------------------------------------------

@@ -134,4 +134,5 @@ pub mod layers;
 pub mod memory;
 pub mod metered;
 pub mod multipart;
+pub mod progress;
 pub mod rate_limit;

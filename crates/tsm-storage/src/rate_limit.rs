@@ -4,7 +4,9 @@
 //! Every body item of every upload takes its length in tokens from one [`TokenBucket`]
 //! before it is handed to the inner backend, so the limit applies to every byte uploaded
 //! (`.log`, `.indexes`, manifest), whatever the object. Fetch, delete and list pass
-//! through. Adds no buffering: the body stream is only delayed.
+//! through. Adds no buffering: the body stream is only delayed. Each wait is a
+//! [`crate::progress::local_wait`], so the upload's idle and whole-upload deadlines do not
+//! count it.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -117,6 +119,8 @@ impl StorageBackend for RateLimitedBackend {
                 let bucket = bucket.clone();
                 async move {
                     if let Ok(b) = &item {
+                        // Our own wait, not the store's: the upload's deadlines leave it out.
+                        let _local = crate::progress::local_wait();
                         bucket.acquire(b.len() as u64).await;
                     }
                     item

@@ -63,8 +63,9 @@ backend it is given): a GET must deliver its first byte within \
 `tsm.storage.get.first.byte.timeout.ms` and each next body item within \
 `tsm.storage.get.idle.timeout.ms` and the whole GET within `tsm.storage.get.timeout.ms` \
 (counted only while the reader waits); an upload must keep \
-being taken by the store (`tsm.storage.get.idle.timeout.ms` without progress fails it) and \
-end within `tsm.storage.upload.timeout.ms`; a delete ends within \
+being taken by the store (`tsm.storage.get.idle.timeout.ms` without the store taking any \
+bytes fails it: a slow link whose parts take minutes is not idle) and end within \
+`tsm.storage.upload.timeout.ms` (the rate limit's waits not counted); a delete ends within \
 `tsm.storage.delete.timeout.ms`. A deadline hit is a retriable error \
 (`RetriableRemoteStorageException` on Kafka 4.1+, `RemoteStorageException` before) naming the \
 object, the byte range and the key that fired. The broker does not interrupt a remote read \

@@ -362,8 +362,10 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         STORAGE_GET_IDLE_TIMEOUT_MS,
         "30000",
         "tsm only. Longest gap (ms) between two body items of a GET while the reader waits, \
-         and longest time the store may go without taking an upload's next body bytes (or \
-         completing it after the last). At least 1.",
+         and longest time the store may take nothing of an upload: no body bytes pulled, no \
+         request body frame sent (S3), no part or block finished; or not complete it after \
+         the last. A slow link that keeps moving is not idle, nor are waits on tsm's side \
+         (compression, upload.rate.limit.bytes.per.second). At least 1.",
     ),
     key(
         STORAGE_GET_TIMEOUT_MS,
@@ -376,7 +378,8 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         STORAGE_UPLOAD_TIMEOUT_MS,
         "600000",
         "tsm only. Longest upload (ms) of one object (`.log`, `.indexes`, manifest), whole \
-         call; also bounds a copy's wait for memory budget. At least 1.",
+         call, not counting the waits of upload.rate.limit.bytes.per.second; also bounds a \
+         copy's wait for memory. At least 1.",
     ),
     key(
         STORAGE_DELETE_TIMEOUT_MS,

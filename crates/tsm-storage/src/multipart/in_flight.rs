@@ -26,9 +26,22 @@ impl<P: Send + 'static> InFlight<P> {
         }
     }
 
-    /// Runs part `index` as its own task.
+    /// Runs part `index` as its own task, inside the current upload's progress scope
+    /// ([`crate::progress`]; a task does not inherit it), so the backend's request can
+    /// report the bytes it sends; a finished part is reported too.
     pub(super) fn spawn(&mut self, index: u32, part: PartFuture<P>) {
-        let handle = self.tasks.spawn(part);
+        let handle = match crate::progress::current() {
+            Some(p) => self
+                .tasks
+                .spawn(crate::progress::scope(p.clone(), async move {
+                    let r = part.await;
+                    if r.is_ok() {
+                        p.record();
+                    }
+                    r
+                })),
+            None => self.tasks.spawn(part),
+        };
         self.index_of.insert(handle.id(), index);
     }
 

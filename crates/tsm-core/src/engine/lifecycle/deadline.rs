@@ -6,11 +6,15 @@
 //!   within `idle`; and the whole GET within `get` — all counted only while the reader is
 //!   waiting (a consumer that pauses between polls is not a stalled store). The last bound
 //!   catches a store that trickles bytes (a few KB/s keeps every gap under `idle`).
-//! - `upload`: the whole call within `upload`; and the store must keep pulling the body:
-//!   more than `idle` since the last body item was handed over while the store is not
-//!   asking for the next one (it is stuck sending), or since the body ended (completing
-//!   the upload), fails the call. Time the store spends waiting on the body (our
-//!   compression, the rate limit) does not count.
+//! - `upload`: the store must keep taking bytes: the call fails when for more than `idle`
+//!   the store has neither pulled a body item, nor read a request body frame, nor finished
+//!   a part or block ([`tsm_storage::progress`]: the S3 backend reports each body frame of
+//!   a part as the HTTP client sends it, the multipart writer each finished part), or when
+//!   it has not completed the upload `idle` after the body ended. So a slow link (a 25 MiB
+//!   part taking minutes) is not a stall, a store that takes nothing is. Time spent waiting
+//!   on our side (the body's producer: compression, encryption; the upload rate limiter's
+//!   sleeps, reported as local waits) is neither idleness nor counted against `upload`,
+//!   the bound of the whole call.
 //! - `delete`: the whole call within `delete`.
 //! - `list`: each page item within `idle`.
 //!
@@ -34,6 +38,8 @@ use tokio::time::Instant;
 use async_trait::async_trait;
 use futures::Stream;
 use tokio::time::Sleep;
+
+use crate::backend::progress::UploadProgress;
 
 use crate::RsmError;
 use crate::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, StorageBackend};
@@ -156,38 +162,48 @@ impl StorageBackend for DeadlineBackend {
         size: Option<u64>,
     ) -> Result<u64, BackendError> {
         let progress = Arc::new(Mutex::new(Progress::new()));
+        let store = Arc::new(UploadProgress::new());
         let body: ByteStream = Box::pin(WatchedBody {
             inner: body,
             progress: progress.clone(),
         });
-        let idle = self.deadlines.idle;
-        let upload = self.inner.upload(key, body, size);
+        let (idle, whole) = (self.deadlines.idle, self.deadlines.upload);
+        let started = Instant::now();
+        let upload =
+            crate::backend::progress::scope(store.clone(), self.inner.upload(key, body, size));
         let watchdog = async {
+            let tick = (idle / 4).min(whole / 4) + Duration::from_millis(1);
             loop {
-                tokio::time::sleep(idle / 4 + Duration::from_millis(1)).await;
+                tokio::time::sleep(tick).await;
+                let ours = store.local_waited();
+                if started.elapsed().saturating_sub(ours) > whole {
+                    return expired(
+                        key,
+                        format!(
+                            "the whole upload (not counting {} ms of local waits)",
+                            ms(ours)
+                        ),
+                        whole,
+                        STORAGE_UPLOAD_TIMEOUT_MS,
+                    );
+                }
                 let stalled = progress
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .stalled_for(idle);
+                    .stalled_for(idle, store.idle_for());
                 if let Some(what) = stalled {
-                    return what;
+                    return expired(
+                        key,
+                        format!("upload ({what})"),
+                        idle,
+                        STORAGE_GET_IDLE_TIMEOUT_MS,
+                    );
                 }
             }
         };
-        let call = async {
-            tokio::select! {
-                r = upload => r,
-                what = watchdog => Err(expired(key, format!("upload ({what})"), idle, STORAGE_GET_IDLE_TIMEOUT_MS)),
-            }
-        };
-        match tokio::time::timeout(self.deadlines.upload, call).await {
-            Ok(r) => r,
-            Err(_) => Err(expired(
-                key,
-                "the whole upload".to_string(),
-                self.deadlines.upload,
-                STORAGE_UPLOAD_TIMEOUT_MS,
-            )),
+        tokio::select! {
+            r = upload => r,
+            e = watchdog => Err(e),
         }
     }
 
@@ -291,8 +307,12 @@ impl Progress {
         }
     }
 
-    /// What the store is stuck on, when it has been stuck for `idle`.
-    fn stalled_for(&self, idle: Duration) -> Option<String> {
+    /// What the store is stuck on, when it has been stuck for `idle`; `store_idle` is how
+    /// long it has taken no bytes by the backend's own reports (zero during a local wait).
+    fn stalled_for(&self, idle: Duration, store_idle: Duration) -> Option<String> {
+        if store_idle <= idle {
+            return None;
+        }
         if let Some(end) = self.ended {
             return (end.elapsed() > idle)
                 .then(|| format!("completing after all {} body items were sent", self.items));
@@ -641,5 +661,109 @@ mod tests {
             .boxed();
         let key = ObjectKey::plain("p");
         assert_eq!(b.upload(&key, body, None).await.expect("upload"), 6);
+    }
+
+    /// A store that takes one body item, then sends it slowly for many idle periods while
+    /// reporting progress (an UploadPart's frames leaving on a congested link) or not at
+    /// all (a store that reads nothing).
+    #[derive(Debug)]
+    struct SlowSender {
+        reports: bool,
+    }
+    impl fmt::Display for SlowSender {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("SlowSender")
+        }
+    }
+    #[async_trait]
+    impl StorageBackend for SlowSender {
+        async fn upload(
+            &self,
+            _: &ObjectKey,
+            mut body: ByteStream,
+            _: Option<u64>,
+        ) -> Result<u64, BackendError> {
+            let first = body.next().await.transpose()?.map_or(0, |b| b.len());
+            // A part task of its own, as the multipart writer runs it.
+            let progress = crate::backend::progress::current();
+            let reports = self.reports;
+            let part = tokio::spawn(async move {
+                for _ in 0..20 {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    if let (true, Some(p)) = (reports, &progress) {
+                        p.record();
+                    }
+                }
+            });
+            part.await.map_err(|e| BackendError::Other {
+                key: ObjectKey::plain("x"),
+                detail: e.to_string(),
+                source: None,
+            })?;
+            Ok(first as u64)
+        }
+        async fn fetch(
+            &self,
+            _: &ObjectKey,
+            _: Option<ByteRange>,
+        ) -> Result<ByteStream, BackendError> {
+            futures::future::pending().await
+        }
+        async fn delete(&self, _: &[ObjectKey]) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn list(&self, _: &ObjectKey) -> ListStream {
+            futures::stream::empty().boxed()
+        }
+    }
+
+    /// Slow is not stalled: 2 s of sending (10x the idle bound) with progress reported
+    /// succeeds; the same without progress fails at the idle bound naming its key.
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_store_that_takes_bytes_is_not_stalled_one_that_takes_nothing_is() {
+        let key = ObjectKey::plain("slow");
+        let body = || futures::stream::iter([Ok(Bytes::from_static(b"abc"))]).boxed();
+        let b = DeadlineBackend::new(Arc::new(SlowSender { reports: true }), short());
+        assert_eq!(b.upload(&key, body(), None).await.expect("slow upload"), 3);
+        let b = DeadlineBackend::new(Arc::new(SlowSender { reports: false }), short());
+        let started = Instant::now();
+        let e = b.upload(&key, body(), None).await.expect_err("deaf store");
+        assert!(
+            e.is_transient() && e.to_string().contains(STORAGE_GET_IDLE_TIMEOUT_MS),
+            "{e}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "failed within the idle bound"
+        );
+    }
+
+    /// The upload rate limiter's waits are ours: an item that waits 9 s for its tokens
+    /// (45x the idle bound, longer than the whole-upload bound of 5 s) still succeeds; behind
+    /// the same limiter a store that takes nothing still fails.
+    #[tokio::test(start_paused = true)]
+    async fn rate_limit_waits_are_neither_idleness_nor_counted_against_the_whole_upload() {
+        let mem = Arc::new(MemoryBackend::new());
+        let limited = Arc::new(crate::backend::rate_limit::RateLimitedBackend::new(
+            mem, 100,
+        ));
+        let b = DeadlineBackend::new(limited, short());
+        let body = futures::stream::iter([
+            Ok(Bytes::from(vec![7u8; 100])),
+            Ok(Bytes::from(vec![8u8; 900])),
+        ])
+        .boxed();
+        let key = ObjectKey::plain("limited");
+        assert_eq!(b.upload(&key, body, None).await.expect("upload"), 1000);
+
+        let faulty = Arc::new(FaultInjectingBackend::new(Arc::new(MemoryBackend::new())));
+        faulty.on_every(Op::Upload, Fault::Stall(Duration::from_secs(3600)));
+        let limited = Arc::new(crate::backend::rate_limit::RateLimitedBackend::new(
+            faulty, 100,
+        ));
+        let b = DeadlineBackend::new(limited, short());
+        let body = futures::stream::iter([Ok(Bytes::from(vec![7u8; 1000]))]).boxed();
+        let e = b.upload(&key, body, None).await.expect_err("stalled");
+        assert!(e.is_transient(), "{e}");
     }
 }
