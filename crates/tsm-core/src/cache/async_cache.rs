@@ -9,7 +9,8 @@
 //! with its own loader.
 //!
 //! Memory: bounded by [`Bound`]: entries, or bytes as measured by the weigher (values
-//! larger than `u32::MAX` bytes weigh `u32::MAX`). Eviction is approximate: moka applies
+//! larger than `u32::MAX` bytes weigh `u32::MAX`). An entry-bounded cache with a weigher
+//! counts each entry as its weight in entries (the manifest cache: one per 16 KiB). Eviction is approximate: moka applies
 //! evictions in batches, so the cache may briefly exceed its bound by the entries inserted
 //! since the last maintenance run.
 //!
@@ -18,7 +19,7 @@
 //! times), `evictions` (size or expiry) and, by cause, `evictions.size` /
 //! `evictions.expired` with their weights `eviction.weight.size` /
 //! `eviction.weight.expired` (the weigher's value: bytes for byte-bounded caches, else 1
-//! per entry), latency `cache.<name>.load`. Invalidation and replacement are not
+//! per entry or the entry's weight in entries), latency `cache.<name>.load`. Invalidation and replacement are not
 //! evictions (as in Caffeine, which the Java plugin uses).
 
 use std::future::Future;
@@ -73,7 +74,8 @@ where
         self
     }
 
-    /// The size of an entry in bytes, for [`Bound::Bytes`] (default: 1 per entry).
+    /// The size of an entry: bytes for [`Bound::Bytes`], entries it counts as for
+    /// [`Bound::Entries`] (default: 1 per entry).
     pub fn weigher(mut self, f: impl Fn(&K, &V) -> u64 + Send + Sync + 'static) -> Self {
         self.weigher = Some(Arc::new(f));
         self
@@ -108,8 +110,7 @@ where
         let m = CacheMetrics::new(&registry, &self.name);
         let mut b = moka::future::Cache::builder();
         match self.bound {
-            Bound::Entries(n) => b = b.max_capacity(n),
-            Bound::Bytes(n) => {
+            Bound::Entries(n) | Bound::Bytes(n) => {
                 b = b.max_capacity(n);
                 if let Some(w) = self.weigher.clone() {
                     b = b.weigher(move |k, v| u32::try_from(w(k, v)).unwrap_or(u32::MAX));

@@ -314,7 +314,9 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     key(
         MANIFEST_CACHE_SIZE,
         "1000",
-        "Maximum number of segment manifests cached; `-1` means unbounded.",
+        "Maximum number of segment manifests cached; `-1` means unbounded. A manifest \
+         counts once per started 16 KiB of its object (the usual one a few KiB: once), so \
+         the cache holds at most this many x 16 KiB whatever the bucket holds.",
     ),
     key(
         MANIFEST_CACHE_RETENTION_MS,

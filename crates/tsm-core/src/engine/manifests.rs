@@ -28,6 +28,27 @@ pub(super) const MAX_MANIFEST_BYTES: usize = 32 * 1024 * 1024;
 pub(crate) struct Segment {
     pub(crate) manifest: SegmentManifest,
     pub(crate) transform: Arc<SegmentTransform>,
+    /// Bytes of the manifest object it was parsed from (the manifest cache's weight).
+    pub(crate) stored_bytes: u64,
+}
+
+/// One unit of the manifest cache's bound (`fetch.manifest.cache.size`, counted in
+/// entries): a manifest weighs one unit per started 16 KiB of its object, so the usual
+/// manifest (a few KiB) counts once and the 1000 entries of the default hold at most
+/// about 16 MiB of manifest JSON, whatever the bucket holds (each manifest at most
+/// `MAX_MANIFEST_BYTES`).
+pub(crate) const MANIFEST_WEIGHT_UNIT: u64 = 16 * 1024;
+
+impl Segment {
+    /// The manifest cache's weight of this entry (see [`MANIFEST_WEIGHT_UNIT`]).
+    pub(crate) fn weight(&self) -> u64 {
+        manifest_weight(self.stored_bytes)
+    }
+}
+
+/// Entries a manifest of `stored_bytes` counts as in the manifest cache: at least 1.
+fn manifest_weight(stored_bytes: u64) -> u64 {
+    stored_bytes.div_ceil(MANIFEST_WEIGHT_UNIT).max(1)
 }
 
 /// The segment's manifest and cipher, through the manifest cache, under the segment's
@@ -56,10 +77,12 @@ async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segmen
     let key = &keys.manifest;
     let body = inner.backend.fetch(key, None).await?;
     let bytes = collect(inner, key, body, MAX_MANIFEST_BYTES).await?;
-    let manifest = SegmentManifest::from_json(&bytes).map_err(|e| RsmError::Corrupt {
+    let mut manifest = SegmentManifest::from_json(&bytes).map_err(|e| RsmError::Corrupt {
         object: key.to_string(),
         detail: format!("not a valid v1 manifest: {e}"),
     })?;
+    // Written for people and tools; reads never use it: not kept in the cache.
+    manifest.remote_log_segment_metadata = None;
     bounds::check_index_entries(key, &manifest)?;
     let cipher = match (&manifest.encryption, &inner.opts.key_ring) {
         (None, Some(_)) if !inner.opts.plaintext_reads => {
@@ -91,6 +114,7 @@ async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segmen
     Ok(Segment {
         transform: Arc::new(SegmentTransform::new(level, cipher)),
         manifest,
+        stored_bytes: bytes.len() as u64,
     })
 }
 
@@ -114,4 +138,20 @@ pub(crate) async fn collect(
         buf.extend_from_slice(&b);
     }
     Ok(buf.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The usual manifest counts once; a bloated one by its size, so the entry-counted
+    /// bound bounds bytes too (the default 1000 entries: at most about 16 MiB).
+    #[test]
+    fn manifests_weigh_one_entry_per_started_16_kib() {
+        assert_eq!(manifest_weight(0), 1);
+        assert_eq!(manifest_weight(3 * 1024), 1);
+        assert_eq!(manifest_weight(16 * 1024), 1);
+        assert_eq!(manifest_weight(16 * 1024 + 1), 2);
+        assert_eq!(manifest_weight(MAX_MANIFEST_BYTES as u64), 2048);
+    }
 }

@@ -346,6 +346,7 @@ impl RemoteStorageManager {
                 opts.manifest_cache_entries
                     .map_or(Bound::Unbounded, Bound::Entries),
             )
+            .weigher(|_k: &(String, u64), v: &Arc<manifests::Segment>| v.weight())
             .ttl(opts.manifest_cache_ttl)
             .metrics(&registry)
             .build();
