@@ -71,3 +71,28 @@ so_bytes=$(wc -c <"$so")
 mib() { awk -v b="$(wc -c <"$1")" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 log "sizes: jar $(mib "$jar_path"), libtsm_jni.so $(mib "$so") (build-id $id_so), plugin directory $(du -sh --apparent-size "$plugin" | cut -f1), libtsm_jni.so.debug $(mib "$debug")"
 echo "jar check: 3 passed, 0 failed"
+
+# JDK 25 (JEP 472): under --illegal-native-access=deny the plugin loads with
+# --enable-native-access=ALL-UNNAMED, and without it fails configure naming that flag
+# (NativeAccessProbe, a test class, on the built jar; about 10 s).
+jdk25="${TSM_JDK25_HOME:-}"
+if [ -z "$jdk25" ]; then
+  for d in /usr/lib/jvm/temurin-25-jdk* /usr/lib/jvm/*-25-* /usr/lib/jvm/jdk-25*; do
+    [ -x "$d/bin/java" ] && { jdk25=$d; break; }
+  done
+fi
+[ -n "$jdk25" ] && [ -x "$jdk25/bin/java" ] \
+  || die "no JDK 25 found (set TSM_JDK25_HOME, or install one under /usr/lib/jvm, e.g. Temurin 25)"
+"$jdk25/bin/java" -version 2>&1 | head -n 1 | grep -q '"25' || die "$jdk25 is not a JDK 25"
+cp_file="$TSM_ROOT/crates/tsm-jni/target/test-classpath.txt"
+mvn -B -ntp -q -f crates/tsm-jni/pom.xml dependency:build-classpath -Dmdep.includeScope=test \
+  -Dmdep.outputFile="$cp_file" >&2 || die "mvn dependency:build-classpath failed"
+probe_cp="$jar_path:$TSM_ROOT/crates/tsm-jni/target/test-classes:$(cat "$cp_file")"
+probe() { "$jdk25/bin/java" --illegal-native-access=deny "$@" -cp "$probe_cp" io.tsm.kafka.NativeAccessProbe 2>&1; }
+out=$(probe --enable-native-access=ALL-UNNAMED) || die "JDK 25, deny, with the flag: $out"
+grep -qx ok <<<"$out" || die "JDK 25, deny, with the flag: expected ok, got: $out"
+if out=$(probe); then die "JDK 25, deny, without the flag: configure succeeded ($out)"; fi
+grep -qF 'IllegalCallerException: tsm: this JVM refuses' <<<"$out" && grep -qF -- 'start the broker with --enable-native-access=ALL-UNNAMED' <<<"$out" \
+  || die "JDK 25, deny, without the flag: the error does not name the flag: $out"
+log "JDK 25 ($jdk25) under --illegal-native-access=deny: loads with --enable-native-access=ALL-UNNAMED; without it configure fails naming the flag"
+echo "JDK 25 native access: 2 passed, 0 failed"

@@ -58,16 +58,31 @@ final class NativeLoader {
     private static final Pattern COPY = Pattern.compile("tsm-jni-(\\d+)-.*\\.so");
     private static boolean loaded;
 
-    /** Loads the library if this class loader has not yet; {@code configDir} may be null. */
+    /** The JVM option that lets the plugin (an unnamed module) load native code (JEP 472). */
+    static final String NATIVE_ACCESS_FLAG = "--enable-native-access=ALL-UNNAMED";
+
+    /**
+     * Loads the library if this class loader has not yet; {@code configDir} may be null.
+     *
+     * @throws IllegalCallerException naming {@value #NATIVE_ACCESS_FLAG} when the JVM refuses
+     *     native access to unnamed modules ({@code --illegal-native-access=deny}, JDK 24+)
+     */
     static synchronized void ensureLoaded(String configDir) {
         if (loaded) {
             return;
         }
-        String explicit = System.getProperty(LIBRARY_PROPERTY);
-        if (explicit != null && !explicit.isBlank()) {
-            System.load(Paths.get(explicit).toAbsolutePath().toString());
-        } else if (!loadBesideJar()) {
-            loadFromJar(configDir);
+        try {
+            String explicit = System.getProperty(LIBRARY_PROPERTY);
+            if (explicit != null && !explicit.isBlank()) {
+                System.load(Paths.get(explicit).toAbsolutePath().toString());
+            } else if (!loadBesideJar()) {
+                loadFromJar(configDir);
+            }
+        } catch (IllegalCallerException e) {
+            throw new IllegalCallerException("tsm: this JVM refuses to load the plugin's native library ("
+                    + e.getMessage() + "): start the broker with " + NATIVE_ACCESS_FLAG
+                    + ", e.g. the environment variable JDK_JAVA_OPTIONS=" + NATIVE_ACCESS_FLAG
+                    + " (Strimzi: spec.template.kafkaContainer.env of the broker node pool)", e);
         }
         loaded = true;
         NativeLog.start();

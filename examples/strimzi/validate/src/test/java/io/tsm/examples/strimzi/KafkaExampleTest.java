@@ -185,6 +185,11 @@ class KafkaExampleTest {
             assertTrue(Examples.containerTemplate(kafka, pool).map(t -> t.getEnv()).orElse(List.of()).stream()
                     .anyMatch(e -> e.getName().equals("MALLOC_ARENA_MAX") && "2".equals(e.getValue())),
                     "pool " + pool.getMetadata().getName() + " sets MALLOC_ARENA_MAX=2");
+            assertTrue(Examples.containerTemplate(kafka, pool).map(t -> t.getEnv()).orElse(List.of()).stream()
+                    .anyMatch(e -> e.getName().equals("JDK_JAVA_OPTIONS")
+                            && e.getValue().contains("--enable-native-access=ALL-UNNAMED")),
+                    "pool " + pool.getMetadata().getName()
+                            + " sets JDK_JAVA_OPTIONS=--enable-native-access=ALL-UNNAMED (Java 24+, JEP 472)");
         }
     }
 
