@@ -513,6 +513,12 @@ fn node_id_is_a_known_key() {
     assert!(tsm_core::config::names::is_core_key("node.id"));
     let e = err(&[("node.id", "seven")]);
     assert_eq!(e.key, "node.id");
+    // Both set (Kafka 4.x passes both): node.id names the broker (KAFKA-18628).
+    let mut p = props(&[]);
+    p.insert("broker.id".into(), "1".into());
+    p.insert("node.id".into(), "7".into());
+    let c = RsmConfig::from_props(p, KINDS).expect("valid");
+    assert_eq!(c.broker_id, Some(7));
 }
 
 /// Backend keys are documented with their full name (`storage.s3.bucket.name`) and read

@@ -261,13 +261,14 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     key(
         BROKER_ID,
         "",
-        "Set by the broker (its `broker.id` / `node.id`); used in logs. An integer.",
+        "Set by the broker; used in logs and tsm's MBean name when `node.id` is not set \
+         (`node.id` wins: Kafka 5.0 passes only `node.id`). An integer.",
     ),
     key(
         NODE_ID,
         "",
-        "Set by KRaft brokers (Kafka 4.4 on); used in logs when `broker.id` is absent. An \
-         integer.",
+        "Set by KRaft brokers; names the broker in logs and tsm's MBean name, before \
+         `broker.id` (KAFKA-18628 deprecates `broker.id` for plugins). An integer.",
     ),
     key(
         CHUNK_CACHE_CLASS,

@@ -553,9 +553,9 @@ impl RsmConfig {
             }
         }
         let id_range = (i64::from(i32::MIN), i64::from(i32::MAX));
-        let broker_id = pb
-            .or(p.int(BROKER_ID, id_range.0, id_range.1), None)
-            .or_else(|| pb.or(p.int(NODE_ID, id_range.0, id_range.1), None));
+        // `node.id` first: KAFKA-18628 deprecates `broker.id` for plugins, Kafka 5.0 drops it.
+        let node_id = pb.or(p.int(NODE_ID, id_range.0, id_range.1), None);
+        let broker_id = node_id.or_else(|| pb.or(p.int(BROKER_ID, id_range.0, id_range.1), None));
 
         let chunk_cache = parse_chunk_cache(&p, pb);
         let manifest_cache = ManifestCacheConfig {

@@ -87,7 +87,9 @@ public class TsmRemoteStorageManager implements RemoteStorageManager {
             instance = h;
             closed.set(false);
         }
-        registerMBean(props.get("broker.id"));
+        // node.id first: KAFKA-18628 deprecates broker.id for plugins, Kafka 5.0 drops it.
+        String nodeId = props.get("node.id");
+        registerMBean(nodeId != null ? nodeId : props.get("broker.id"));
         startMetrics(props);
         afterCall();
         LOG.info("tsm remote storage manager configured (native library for {})", NativeLoader.platform());

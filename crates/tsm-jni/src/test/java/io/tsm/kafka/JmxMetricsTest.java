@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -153,6 +154,25 @@ class JmxMetricsTest {
         assertTrue(copies + reads <= value(tsm, "native-memory-budget-bytes"), "pools within the budget");
         // No storage client MBean for the filesystem backend.
         assertTrue(jmx.queryNames(new ObjectName("aiven.kafka.server.tieredstorage.s3:*"), null).isEmpty());
+    }
+
+    /** node.id names the broker before broker.id (KAFKA-18628; Kafka 5.0 passes only node.id). */
+    @Test
+    void nodeIdNamesTheBroker() throws Exception {
+        for (Map<String, Object> extra : List.of(Map.<String, Object>of("node.id", 7),
+                Map.<String, Object>of("node.id", "7", "broker.id", "9"))) {
+            TsmRemoteStorageManager other = new TsmRemoteStorageManager();
+            Map<String, Object> c = Fixtures.config(work.resolve("node-id"));
+            c.remove("broker.id");
+            c.putAll(extra);
+            try {
+                other.configure(c);
+                assertEquals(new ObjectName("io.tsm.kafka:type=RemoteStorageManager,broker=7"),
+                        other.metricsMBeanName(), extra.toString());
+            } finally {
+                other.close();
+            }
+        }
     }
 
     @Test
