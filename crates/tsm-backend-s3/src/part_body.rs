@@ -10,6 +10,10 @@
 //! slices, nothing is copied) and goes to the SDK; the body is rebuilt from the same
 //! buffer for each of the SDK's retries. Hand-written because the SDK's `ByteStream`
 //! offers no progress callback; it is the `http-body` 1.x trait and nothing more.
+//!
+//! Integrity: a streaming body is not hashed into the request's SigV4 signature (the SDK
+//! cannot read it ahead); TLS protects it in transit, and `aws.checksum.check.enabled`
+//! adds the SDK's CRC trailer to every part.
 
 use std::convert::Infallible;
 use std::pin::Pin;
