@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tsm_core::cache::{AsyncCache, Bound, ChunkCache, ChunkKey, DISK_CACHE_DIR, DISK_CACHE_MARKER};
+use tsm_core::cache::{
+    AsyncCache, Bound, ChunkCache, ChunkKey, DISK_CACHE_DIR, DISK_CACHE_MARKER, DISK_FALLBACK_BYTES,
+};
 use tsm_core::config::{ChunkCacheConfig, ChunkCacheKind};
 use tsm_core::metrics::MetricsRegistry;
 
@@ -463,4 +465,47 @@ fn no_chunk_cache_when_class_unset() {
             .expect("ok")
             .is_none()
     );
+}
+
+/// A disk cache whose files cannot be written (here: its directory is gone, as on a full
+/// or failed disk) keeps at most DISK_FALLBACK_BYTES of chunks in memory, not its disk-sized
+/// bound; every load still returns its bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disk_cache_that_cannot_write_keeps_little_in_memory() {
+    let dir = tempfile::tempdir().expect("dir");
+    let c = ChunkCache::disk(
+        dir.path(),
+        Bound::Bytes(1 << 30),
+        None,
+        &MetricsRegistry::new(),
+    )
+    .expect("disk cache");
+    let own = c.disk_dir().expect("disk dir").to_path_buf();
+    std::fs::remove_dir_all(&own).expect("remove the cache directory");
+    let mib = 1usize << 20;
+    for i in 0..64u64 {
+        let want = Bytes::from(vec![i as u8; mib]);
+        let w = want.clone();
+        let got = c
+            .get_or_load(
+                ChunkKey::new("t/0/x.log", i),
+                async move { Ok::<_, String>(w) },
+            )
+            .await
+            .expect("load");
+        assert_eq!(got, want, "chunk {i}");
+        c.insert(ChunkKey::new("t/0/y.log", i), want).await;
+    }
+    c.run_pending_tasks().await;
+    assert!(
+        c.fallback_bytes() <= DISK_FALLBACK_BYTES,
+        "{}",
+        c.fallback_bytes()
+    );
+    assert!(
+        c.weighted_size() <= DISK_FALLBACK_BYTES,
+        "{}",
+        c.weighted_size()
+    );
+    assert!(c.fallback_bytes() > 0, "the fallback was used");
 }

@@ -40,6 +40,11 @@ use crate::metrics::MetricsRegistry;
 
 /// Name of the disk cache's own subdirectory under `fetch.chunk.cache.path`.
 pub const DISK_CACHE_DIR: &str = "tsm-chunk-cache";
+/// RAM one disk cache may hold for chunks whose file could not be written (disk full, the
+/// directory gone): beyond it such a chunk is not cached at all, so a failing disk never
+/// turns the disk-sized bound into RAM.
+pub const DISK_FALLBACK_BYTES: u64 = 32 * 1024 * 1024;
+
 /// Marker file proving the directory is a tsm chunk cache.
 pub const DISK_CACHE_MARKER: &str = ".tsm-chunk-cache";
 const MARKER_CONTENT: &[u8] =
@@ -83,7 +88,7 @@ struct ChunkFile {
 }
 
 /// A disk cache entry: normally a file; the bytes themselves when the file could not be
-/// written (disk full), so the load still counts and the bound still holds.
+/// written (disk full), within [`DISK_FALLBACK_BYTES`] for the whole cache.
 #[derive(Clone, Debug)]
 enum DiskEntry {
     File { file: Arc<ChunkFile>, len: u64 },
@@ -113,6 +118,8 @@ enum Store {
         index: AsyncCache<ChunkKey, DiskEntry>,
         dir: Arc<PathBuf>,
         seq: Arc<AtomicU64>,
+        /// Bytes held by [`DiskEntry::Memory`] entries now.
+        fallback: Arc<AtomicU64>,
         run: u128,
         /// Holds the directory's `.lock` for the cache's lifetime.
         _lock: Arc<std::fs::File>,
@@ -209,14 +216,19 @@ impl ChunkCache {
     ) -> Result<Self, ChunkCacheError> {
         let (dir, lock) = claim_disk_dir(base)?;
         let capacity = bound_bytes(bound);
+        let fallback = Arc::new(AtomicU64::new(0));
+        let held = fallback.clone();
         let index = AsyncCache::builder("chunk")
             .bound(bound)
             .ttl(ttl)
             .weigher(|_k: &ChunkKey, e: &DiskEntry| e.len())
             .lru()
-            .on_remove(|_k, e: DiskEntry| {
-                if let DiskEntry::File { file, .. } = e {
+            .on_remove(move |_k, e: DiskEntry| match e {
+                DiskEntry::File { file, .. } => {
                     let _ = std::fs::remove_file(&file.path);
+                }
+                DiskEntry::Memory(b) => {
+                    held.fetch_sub(b.len() as u64, Ordering::Relaxed);
                 }
             })
             .metrics(registry)
@@ -230,6 +242,7 @@ impl ChunkCache {
                 index,
                 dir: Arc::new(dir),
                 seq: Arc::new(AtomicU64::new(0)),
+                fallback,
                 run,
                 _lock: Arc::new(lock),
             },
@@ -242,9 +255,11 @@ impl ChunkCache {
     ///
     /// # Errors
     /// The loader's error (see [`SharedError`]). Disk kind: a chunk file that cannot be
-    /// written is not an error (the entry keeps the bytes in memory instead, with a
-    /// warning); a cached file someone else removed is dropped and loaded again; only if
-    /// that happens to a file loaded by a concurrent caller is it a [`ChunkCacheError`].
+    /// written is not an error for the caller that loaded it (the entry keeps the bytes in
+    /// memory within [`DISK_FALLBACK_BYTES`], else the chunk is not cached, with a warning;
+    /// concurrent callers waiting for that load then get a [`ChunkCacheError`]); a cached
+    /// file someone else removed is dropped and loaded again; only if that happens to a
+    /// file loaded by a concurrent caller is it a [`ChunkCacheError`].
     pub async fn get_or_load<F, E>(&self, key: ChunkKey, loader: F) -> Result<Bytes, E>
     where
         F: std::future::Future<Output = Result<Bytes, E>> + Send,
@@ -256,6 +271,7 @@ impl ChunkCache {
                 index,
                 dir,
                 seq,
+                fallback,
                 run,
                 ..
             } => {
@@ -276,17 +292,28 @@ impl ChunkCache {
                     "{run:x}-{:x}.chunk",
                     seq.fetch_add(1, Ordering::Relaxed)
                 ));
-                let entry = index
+                let cache_dir = dir.clone();
+                let loaded = index
                     .get_or_load(key, async move {
                         let bytes = loader.await.map_err(Arc::new).map_err(Shared)?;
                         *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(bytes.clone());
-                        Ok::<_, Shared<E>>(write_entry(&path, bytes).await)
+                        write_entry(&path, bytes, fallback).await.map_err(|e| {
+                            Shared(Arc::new(E::from(ChunkCacheError {
+                                path: cache_dir.to_path_buf(),
+                                detail: format!(
+                                    "cannot write a chunk file and {} MiB of chunks are \
+                                     already kept in memory: {e}",
+                                    DISK_FALLBACK_BYTES >> 20
+                                ),
+                            })))
+                        })
                     })
-                    .await
-                    .map_err(|Shared(e)| E::from_shared(e))?;
+                    .await;
+                // This caller's own bytes, whether or not they could be cached.
                 if let Some(bytes) = own.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     return Ok(bytes);
                 }
+                let entry = loaded.map_err(|Shared(e)| E::from_shared(e))?;
                 entry.read().await.map_err(|e| {
                     E::from(ChunkCacheError {
                         path: dir.to_path_buf(),
@@ -315,6 +342,7 @@ impl ChunkCache {
                 index,
                 dir,
                 seq,
+                fallback,
                 run,
                 ..
             } => {
@@ -322,7 +350,9 @@ impl ChunkCache {
                     "{run:x}-{:x}.chunk",
                     seq.fetch_add(1, Ordering::Relaxed)
                 ));
-                index.insert(key, write_entry(&path, bytes).await).await;
+                if let Ok(entry) = write_entry(&path, bytes, fallback).await {
+                    index.insert(key, entry).await;
+                }
             }
         }
     }
@@ -397,6 +427,15 @@ impl ChunkCache {
         self.capacity
     }
 
+    /// Bytes of chunks a disk cache keeps in memory because their files could not be
+    /// written (at most [`DISK_FALLBACK_BYTES`]; 0 for the memory kind).
+    pub fn fallback_bytes(&self) -> u64 {
+        match &self.store {
+            Store::Memory(_) => 0,
+            Store::Disk { fallback, .. } => fallback.load(Ordering::Relaxed),
+        }
+    }
+
     /// The disk cache's own directory (`None` for the memory kind).
     pub fn disk_dir(&self) -> Option<&Path> {
         match &self.store {
@@ -415,9 +454,14 @@ impl<E: Send + Sync + 'static> SharedError for Shared<E> {
     }
 }
 
-/// Writes `bytes` to a temp file, fsync-free (a cache), renames it to `path`; falls back to
-/// keeping the bytes in memory when the disk refuses.
-async fn write_entry(path: &Path, bytes: Bytes) -> DiskEntry {
+/// Writes `bytes` to a temp file, fsync-free (a cache), renames it to `path`; when the disk
+/// refuses, keeps the bytes in memory if `fallback` (bytes so held) stays within
+/// [`DISK_FALLBACK_BYTES`], else returns the write's error (nothing is cached).
+async fn write_entry(
+    path: &Path,
+    bytes: Bytes,
+    fallback: &AtomicU64,
+) -> std::io::Result<DiskEntry> {
     let tmp = path.with_extension("chunk.tmp");
     let len = bytes.len() as u64;
     let result = async {
@@ -431,16 +475,23 @@ async fn write_entry(path: &Path, bytes: Bytes) -> DiskEntry {
     }
     .await;
     match result {
-        Ok(()) => DiskEntry::File {
+        Ok(()) => Ok(DiskEntry::File {
             file: Arc::new(ChunkFile {
                 path: path.to_path_buf(),
             }),
             len,
-        },
+        }),
         Err(e) => {
             let _ = tokio::fs::remove_file(&tmp).await;
-            tracing::warn!(path = %path.display(), error = %e, "cannot write a chunk cache file; keeping the chunk in memory");
-            DiskEntry::Memory(bytes)
+            let before = fallback.fetch_add(len, Ordering::Relaxed);
+            if before + len <= DISK_FALLBACK_BYTES {
+                tracing::warn!(path = %path.display(), error = %e, "cannot write a chunk cache file; keeping the chunk in memory");
+                Ok(DiskEntry::Memory(bytes))
+            } else {
+                fallback.fetch_sub(len, Ordering::Relaxed);
+                tracing::warn!(path = %path.display(), error = %e, "cannot write a chunk cache file; the chunk is not cached (the in-memory fallback is full)");
+                Err(e)
+            }
         }
     }
 }

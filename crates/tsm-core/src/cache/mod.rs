@@ -25,5 +25,7 @@ pub mod chunk;
 mod shared_error;
 
 pub use async_cache::{AsyncCache, AsyncCacheBuilder, Bound};
-pub use chunk::{ChunkCache, ChunkCacheError, ChunkKey, DISK_CACHE_DIR, DISK_CACHE_MARKER};
+pub use chunk::{
+    ChunkCache, ChunkCacheError, ChunkKey, DISK_CACHE_DIR, DISK_CACHE_MARKER, DISK_FALLBACK_BYTES,
+};
 pub use shared_error::SharedError;

@@ -299,7 +299,8 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         "",
         "Required for the disk chunk cache. Existing writable directory; the cache keeps its \
          files in its own subdirectory `tsm-chunk-cache` (with a marker file) and never \
-         touches anything else.",
+         touches anything else. When the disk refuses a chunk file (full), at most 32 MiB of \
+         chunks are kept in memory instead; beyond that a chunk is not cached.",
     ),
     key(
         CHUNK_CACHE_GET_TIMEOUT_MS,
