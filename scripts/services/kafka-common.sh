@@ -1,13 +1,22 @@
 # Helpers shared by scripts/services/kafka.sh (one broker) and kafka-cluster.sh (a KRaft
 # cluster): free ports, process checks, log tails. Sourced, never run; expects lib.sh's `die`.
 
-# free_port: a random TCP port in 20000..49999 nothing listens on. When PORTS_TAKEN names a
-# file, ports already handed out (listed there) are skipped and the new one is appended, so
-# the nodes of one cluster never get the same port before they bind it.
+# free_port: a random TCP port nothing listens on, below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range, usually 32768..60999) so that no outgoing connection can
+# take it as its local port between the choice and the bind (a broker's JMX port once
+# failed with "Port already in use" that way): 12000..(start of that range - 1), or
+# 20000..49999 when the range starts too low to leave room. When PORTS_TAKEN names a file,
+# ports already handed out (listed there) are skipped and the new one is appended, so the
+# nodes of one cluster never get the same port before they bind it.
 free_port() {
-  local p i
+  local p i lo=20000 span=30000 eph
+  eph=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true)
+  if [[ "$eph" =~ ^[0-9]+$ ]] && [ "$eph" -gt 14000 ]; then
+    lo=12000
+    span=$((eph - 12000))
+  fi
   for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 30000))
+    p=$((lo + (RANDOM * 32768 + RANDOM) % span))
     if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then continue; fi
     if [ -n "${PORTS_TAKEN:-}" ]; then
       if grep -qx "$p" "$PORTS_TAKEN" 2>/dev/null; then continue; fi
