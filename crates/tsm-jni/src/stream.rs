@@ -131,11 +131,13 @@ pub fn gauges(rt: &Arc<InstanceRuntime>) -> Vec<(String, u64)> {
     for s in STREAMS.values() {
         if Arc::ptr_eq(&s.rt, rt) {
             open += 1;
-            if let Ok(g) = s.inner.try_lock()
-                && g.holds()
-            {
-                held += 1;
-            }
+            // A stream whose lock is taken is being read: it holds what it reads.
+            let holds = match s.inner.try_lock() {
+                Ok(g) => g.holds(),
+                Err(TryLockError::WouldBlock) => true,
+                Err(TryLockError::Poisoned(p)) => p.into_inner().holds(),
+            };
+            held += u64::from(holds);
         }
     }
     vec![

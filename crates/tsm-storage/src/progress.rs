@@ -2,11 +2,11 @@
 //! stalled one.
 //!
 //! Whoever bounds an upload (the engine's deadline wrapper) runs it inside [`scope`] with
-//! an [`UploadProgress`]; code below it reports, through a tokio task-local, without any
-//! parameter threading through the `StorageBackend` trait:
-//! - [`record`]: the store took bytes (a request body frame was read by the HTTP client, a
-//!   part or block finished). Backends call it where they can see it (the S3 backend per
-//!   body frame of a part, the multipart writer per finished part);
+//! an [`UploadProgress`]; code below it finds it through a tokio task-local ([`current`]),
+//! without any parameter threading through the `StorageBackend` trait, and reports:
+//! - [`UploadProgress::record`]: the store took bytes (a request body frame was read by
+//!   the HTTP client, a part or block finished). Backends call it where they can see it
+//!   (the S3 backend per body frame of a part, the multipart writer per finished part);
 //! - [`UploadProgress::body_sent`]: a request's body has all been handed to the HTTP
 //!   client. Its bytes may still sit in buffers on the way (the kernel's, a proxy that
 //!   buffers whole requests, a fault-injecting proxy), so the answer is awaited without
@@ -16,7 +16,7 @@
 //!   limiter's sleep). While one is running the upload is not idle, and its duration is
 //!   reported by [`UploadProgress::local_waited`] so a whole-upload bound can leave it out.
 //!
-//! Outside a [`scope`] (no deadline wrapper: tools, tests) both are no-ops. A task spawned
+//! Outside a [`scope`] (no deadline wrapper: tools, tests) [`current`] is `None` and [`local_wait`] does nothing. A task spawned
 //! from within a scope does not inherit it: the multipart writer runs each part's task in
 //! the upload's scope again; code whose polling happens on tasks it does not control (an
 //! HTTP client's connection task polls the request body) captures [`current`] when it
@@ -139,11 +139,6 @@ pub fn current() -> Option<Arc<UploadProgress>> {
     CURRENT.try_with(Arc::clone).ok()
 }
 
-/// Reports that the store took bytes (no-op outside a [`scope`]).
-pub fn record() {
-    let _ = CURRENT.try_with(|p| p.record());
-}
-
 /// Marks a local wait until the returned guard is dropped (no-op outside a [`scope`]).
 pub fn local_wait() -> LocalWait {
     let progress = current();
@@ -192,7 +187,7 @@ mod tests {
                 "idleness restarts after the wait"
             );
             tokio::time::sleep(Duration::from_secs(2)).await;
-            record();
+            p.record();
             assert_eq!(p.idle_for(), Duration::ZERO);
         })
         .await;
@@ -204,7 +199,6 @@ mod tests {
         tokio::time::sleep(Duration::from_secs(1)).await;
         assert_eq!(p.idle_for(), Duration::from_secs(1));
         // Outside the scope nothing is reported.
-        record();
         drop(local_wait());
         assert!(current().is_none());
     }

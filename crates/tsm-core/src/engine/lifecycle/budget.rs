@@ -190,25 +190,19 @@ impl MemoryBudget {
         (u64::from(self.total_units).saturating_sub(free)) * UNIT
     }
 
-    fn units(&self, bytes: u64, what: impl FnOnce() -> String) -> Result<u32, RsmError> {
+    /// The permits for `bytes`, or `Err(units)` when that is more than the whole pool.
+    fn units(&self, bytes: u64) -> Result<u32, u64> {
         let units = bytes.div_ceil(UNIT).max(1);
-        if units > u64::from(self.total_units) {
-            return Err(RsmError::InvalidArgument(format!(
-                "{} needs {} KiB, more than the whole pool of {} KiB ({}); raise {}",
-                what(),
-                units,
-                self.total_units,
-                self.key,
-                self.key
-            )));
-        }
-        Ok(units as u32)
+        u32::try_from(units)
+            .ok()
+            .filter(|&u| u <= self.total_units)
+            .ok_or(units)
     }
 
     /// Reserves `bytes` now, or `None` when they are not free (read-ahead, which never
     /// waits for memory).
     pub fn try_reserve(&self, bytes: u64) -> Option<Reservation> {
-        let units = self.units(bytes, String::new).ok()?;
+        let units = self.units(bytes).ok()?;
         self.permits
             .clone()
             .try_acquire_many_owned(units)
@@ -226,19 +220,25 @@ impl MemoryBudget {
         key: &'static str,
         what: impl FnOnce() -> String,
     ) -> Result<Reservation, RsmError> {
-        let mut what = Some(what);
-        let units = self.units(bytes, || what.take().map_or_else(String::new, |w| w()))?;
+        let units = match self.units(bytes) {
+            Ok(u) => u,
+            Err(units) => {
+                return Err(RsmError::InvalidArgument(format!(
+                    "{} needs {} KiB, more than the whole pool of {} KiB ({}); raise {}",
+                    what(),
+                    units,
+                    self.total_units,
+                    self.key,
+                    self.key
+                )));
+            }
+        };
         let acquire = self.permits.clone().acquire_many_owned(units);
         match tokio::time::timeout(limit, acquire).await {
             Ok(Ok(permit)) => Ok(Reservation { _permit: permit }),
             // The semaphore is never closed; treat it as exhausted anyway.
             Ok(Err(_)) | Err(_) => Err(RsmError::MemoryWait {
-                what: format!(
-                    "{} KiB of {} KiB for {}",
-                    units,
-                    self.total_units,
-                    what.take().map_or_else(String::new, |w| w())
-                ),
+                what: format!("{} KiB of {} KiB for {}", units, self.total_units, what()),
                 after_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
                 deadline_key: key,
                 pool_key: self.key,
