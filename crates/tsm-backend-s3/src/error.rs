@@ -59,6 +59,10 @@ fn hint(status: Option<u16>, code: Option<&str>) -> &'static str {
         (Some(301 | 307), _) | (_, Some("PermanentRedirect" | "AuthorizationHeaderMalformed")) => {
             " (the bucket is in another region: check storage.s3.region)"
         }
+        (_, Some("ExpiredToken" | "TokenRefreshRequired" | "InvalidToken")) => {
+            " (the credentials expired: renew the session token or let the SDK's provider \
+             refresh them; retrying does not help)"
+        }
         (Some(403), _) => " (permission denied: check the IAM policy of the credentials)",
         (Some(401), _) | (_, Some("InvalidAccessKeyId" | "SignatureDoesNotMatch")) => {
             " (unauthenticated: check the credentials)"
@@ -228,5 +232,8 @@ mod tests {
         assert!(hint(Some(404), Some("NoSuchBucket")).contains("storage.s3.bucket.name"));
         assert!(hint(Some(403), Some("AccessDenied")).contains("IAM"));
         assert_eq!(hint(Some(500), None), "");
+        // An expired session token is not retriable and says so (not a transient error).
+        assert!(hint(Some(400), Some("ExpiredToken")).contains("expired"));
+        assert_eq!(meaning(Some(400), Some("ExpiredToken")), Meaning::Other);
     }
 }

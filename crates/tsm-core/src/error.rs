@@ -92,6 +92,153 @@ impl RsmError {
         matches!(self, Self::Timeout { .. } | Self::MemoryWait { .. })
             || matches!(self, Self::Backend(e) if e.is_transient())
     }
+
+    /// What kind of failure this is, for the operator ([`ErrorClass`]: metrics and the
+    /// tier-health log lines of `engine/health.rs`).
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Self::Config(_) | Self::Crypto(_) => ErrorClass::Config,
+            Self::Backend(e) => ErrorClass::of_backend(e),
+            Self::NotFound(_) => ErrorClass::NotFound,
+            Self::InvalidArgument(_) => ErrorClass::Rejected,
+            Self::Corrupt { .. } => ErrorClass::Corrupt,
+            Self::Timeout { .. } | Self::MemoryWait { .. } => ErrorClass::Timeout,
+            Self::Io { .. } | Self::Closed | Self::Internal(_) => ErrorClass::Internal,
+        }
+    }
+}
+
+/// The class of a failed call, as the operator acts on it. Names (`name`) are the metric
+/// suffixes `copy.failures.<name>` / `fetch.failures.<name>`; codes (`code`, 1-based; 0
+/// means no failure) are the per-partition gauge `copy-last-failure-class` (docs/metrics.md).
+///
+/// A store failure's class comes from the error the backend built (each backend writes
+/// the store's answer as `HTTP <status>` and its error code into the message, see their
+/// `error.rs`): 401 / 403 and the credential error codes are [`ErrorClass::Auth`], 429
+/// and the throttling codes [`ErrorClass::Throttled`], a deadline or timeout
+/// [`ErrorClass::Timeout`], any other retriable failure [`ErrorClass::Unavailable`], any
+/// other refusal [`ErrorClass::Rejected`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// A deadline or cache wait passed (`tsm.storage.*.timeout.ms`,
+    /// `fetch.*.cache.get.timeout.ms`) or memory was not free in time. Retriable.
+    Timeout,
+    /// The store throttles requests (HTTP 429, `SlowDown`, `ServerBusy`). Retriable.
+    Throttled,
+    /// The store is unreachable or failing (connection refused, 5xx). Retriable.
+    Unavailable,
+    /// The credentials are denied, unknown or expired (HTTP 401 / 403,
+    /// `ExpiredToken`, ...). Not retriable: it needs the operator.
+    Auth,
+    /// The store or the engine refused the request for another reason (HTTP 400, 409, a
+    /// missing bucket, a start offset past the segment's end).
+    Rejected,
+    /// A segment, object or local segment file does not exist.
+    NotFound,
+    /// Stored data does not match its manifest (or the manifest is invalid).
+    Corrupt,
+    /// Configuration or key material: an unknown key pair, encryption not configured.
+    Config,
+    /// A bug, a local I/O failure or a call cut short by `close`.
+    Internal,
+}
+
+impl ErrorClass {
+    /// Every class, in code order.
+    pub const ALL: [ErrorClass; 9] = [
+        Self::Timeout,
+        Self::Throttled,
+        Self::Unavailable,
+        Self::Auth,
+        Self::Rejected,
+        Self::NotFound,
+        Self::Corrupt,
+        Self::Config,
+        Self::Internal,
+    ];
+
+    /// `timeout`, `throttled`, `unavailable`, `auth`, `rejected`, `not-found`, `corrupt`,
+    /// `config` or `internal`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::Throttled => "throttled",
+            Self::Unavailable => "unavailable",
+            Self::Auth => "auth",
+            Self::Rejected => "rejected",
+            Self::NotFound => "not-found",
+            Self::Corrupt => "corrupt",
+            Self::Config => "config",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// 1 (`timeout`) to 9 (`internal`), in [`Self::ALL`] order.
+    pub fn code(self) -> u8 {
+        Self::ALL
+            .iter()
+            .position(|c| *c == self)
+            .map_or(0, |i| i as u8 + 1)
+    }
+
+    /// The class of a store failure (see the type's doc).
+    fn of_backend(e: &BackendError) -> Self {
+        const AUTH: &[&str] = &[
+            "AccessDenied",
+            "ExpiredToken",
+            "TokenRefreshRequired",
+            "InvalidToken",
+            "InvalidAccessKeyId",
+            "SignatureDoesNotMatch",
+            "AuthenticationFailed",
+            "AuthorizationFailure",
+            "AuthorizationPermissionMismatch",
+            "InvalidAuthenticationInfo",
+            "invalid_grant",
+        ];
+        const THROTTLED: &[&str] = &["SlowDown", "Throttl", "TooManyRequests", "ServerBusy"];
+        if let BackendError::NotFound { .. } = e {
+            return Self::NotFound;
+        }
+        if let BackendError::InvalidRange { .. } = e {
+            return Self::Corrupt;
+        }
+        let text = e.to_string();
+        let status = http_status(&text);
+        if matches!(status, Some(401 | 403)) || AUTH.iter().any(|c| text.contains(c)) {
+            return Self::Auth;
+        }
+        if status == Some(429) || THROTTLED.iter().any(|c| text.contains(c)) {
+            return Self::Throttled;
+        }
+        if !e.is_transient() {
+            return Self::Rejected;
+        }
+        let lower = text.to_ascii_lowercase();
+        if lower.contains("deadline") || lower.contains("timed out") || lower.contains("timeout") {
+            Self::Timeout
+        } else {
+            Self::Unavailable
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The first `HTTP <3 digits>` in a backend's message.
+fn http_status(text: &str) -> Option<u16> {
+    text.match_indices("HTTP ").find_map(|(i, m)| {
+        let digits = text.get(i + m.len()..i + m.len() + 3)?;
+        digits
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| digits.parse().ok())
+            .flatten()
+    })
 }
 
 #[cfg(test)]
@@ -112,5 +259,83 @@ mod tests {
         );
         assert!(m.contains("boom"), "{m}");
         assert!(!e.is_transient() && !e.is_not_found());
+        assert_eq!(e.class(), super::ErrorClass::Internal);
+    }
+
+    fn backend(transient: bool, detail: &str) -> RsmError {
+        let key = crate::ObjectKey::new("", "t/0/x.log", false);
+        let detail = detail.to_string();
+        RsmError::Backend(if transient {
+            crate::BackendError::Transient {
+                key,
+                detail,
+                source: None,
+            }
+        } else {
+            crate::BackendError::Other {
+                key,
+                detail,
+                source: None,
+            }
+        })
+    }
+
+    /// What the backends write (see their `error.rs`) lands in the class an operator acts on.
+    #[test]
+    fn store_failures_are_classified_from_the_backends_messages() {
+        use super::ErrorClass::*;
+        let cases = [
+            (
+                false,
+                "s3 PutObject on bucket b: HTTP 403 AccessDenied: Access Denied",
+                Auth,
+            ),
+            (
+                false,
+                "s3 PutObject on bucket b: HTTP 400 ExpiredToken: expired",
+                Auth,
+            ),
+            (
+                false,
+                "gs://b, object-get failed, HTTP 401: Unauthorized",
+                Auth,
+            ),
+            (
+                true,
+                "s3 UploadPart on bucket b: HTTP 503 SlowDown: reduce",
+                Throttled,
+            ),
+            (true, "gs://b, HTTP 429: rate", Throttled),
+            (true, "azure blob-get: HTTP 503 ServerBusy", Throttled),
+            (
+                true,
+                "deadline: upload of t/0/x.log took longer than 600000 ms (k)",
+                Timeout,
+            ),
+            (true, "s3 GetObject: no HTTP response (timeout)", Timeout),
+            (
+                true,
+                "s3 GetObject: no HTTP response (connection failure: Connection refused)",
+                Unavailable,
+            ),
+            (true, "s3 GetObject: HTTP 500 InternalError", Unavailable),
+            (
+                false,
+                "s3 PutObject: HTTP 404 NoSuchBucket (check ...)",
+                Rejected,
+            ),
+            (false, "HTTP 40", Rejected),
+        ];
+        for (transient, detail, class) in cases {
+            assert_eq!(backend(transient, detail).class(), class, "{detail}");
+        }
+        let e = RsmError::Timeout {
+            what: "x".into(),
+            after_ms: 1,
+            key: "k",
+        };
+        assert_eq!(e.class(), Timeout);
+        let codes: Vec<u8> = super::ErrorClass::ALL.iter().map(|c| c.code()).collect();
+        assert_eq!(codes, (1..=9).collect::<Vec<u8>>());
     }
 }
