@@ -30,6 +30,8 @@ pub mod transform;
 
 pub use backend::{BackendError, ByteRange, ByteStream, ObjectKey, ObjectMeta, StorageBackend};
 pub use config::{BackendKind, ConfigError, StorageConfig};
-pub use engine::{CopyOutcome, MetricsSnapshot, ObjectType, RemoteStorageManager, SegmentStream};
-pub use error::RsmError;
+pub use engine::{
+    CopyOutcome, MetricsSnapshot, ObjectType, PartitionHealth, RemoteStorageManager, SegmentStream,
+};
+pub use error::{ErrorClass, RsmError};
 pub use segment::{IndexType, KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata};

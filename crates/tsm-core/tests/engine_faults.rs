@@ -1,14 +1,16 @@
 //! Store failures during copy and fetch, injected by core-store's `FaultInjectingBackend`
 //! in front of the real filesystem backend: a failed upload of any of the three objects
 //! leaves nothing behind and returns the store's error (transient stays transient); a
-//! fetch stream cut mid-way is an error, and a retry succeeds; copy twice overwrites.
+//! fetch stream cut mid-way is an error, and a retry succeeds; copy twice overwrites; a
+//! stalled copy and copies failing in a row show in the tier-health gauges and WARN lines,
+//! and the recovery in an INFO line.
 
 mod engine_support;
 
 use std::sync::Arc;
 
 use engine_support::*;
-use tsm_core::engine::CompressionMode;
+use tsm_core::engine::{CompressionMode, HealthSettings};
 use tsm_core::{RemoteStorageManager, StorageBackend};
 use tsm_storage::fault::{Fault, FaultInjectingBackend, Op};
 
@@ -83,4 +85,147 @@ async fn engine_cut_fetch_stream_is_an_error_and_retry_works() {
         .expect("copy again");
     check_range(&engine, &seg, 1234, Some(4321), "overwritten").await;
     check_indexes(&engine, &seg, "overwritten").await;
+}
+
+/// The log lines of one test, written by a thread-local subscriber.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+impl std::io::Write for Captured {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+/// Tiering never stops silently (engine/health.rs): a copy whose upload hangs shows as in
+/// flight, ageing and stalled, with one WARN line, and its end as a recovery; copies failing
+/// in a row count by class, give one WARN line (not one per retry) naming partition,
+/// segment, class and error, and the next success resets the partition with an INFO line.
+/// Current-thread runtime: the watcher task and the copies log on the test's thread.
+#[tokio::test]
+async fn engine_tier_health_reports_a_stalled_copy_failing_copies_and_the_recovery() {
+    let lines = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(lines.clone())
+        .with_ansi(false)
+        .finish();
+    let _log = tracing::subscriber::set_default(subscriber);
+    let world = World::new();
+    let faulty = Arc::new(FaultInjectingBackend::new(world.backend.clone()));
+    let backend: Arc<dyn StorageBackend> = faulty.clone();
+    let mut opts = options(256, CompressionMode::Off, None);
+    opts.health = HealthSettings {
+        stall_warn_factor: 1,
+        failures_warn_count: 2,
+        stall_warn_min: std::time::Duration::from_millis(200),
+    };
+    let engine = RemoteStorageManager::new(backend, opts).expect("engine options");
+
+    // The `.log` upload hangs for 2.5 s: the watcher (every second) reports it once.
+    faulty.on_nth(
+        Op::Upload,
+        1,
+        Fault::Stall(std::time::Duration::from_millis(2500)),
+    );
+    let seg = segment(&world.path("s"), record_batches(40, 0, 70), false, 70);
+    let probe = async {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        engine.metrics()
+    };
+    let (copied, during) = tokio::join!(
+        engine.copy_log_segment_data(&seg.metadata, &seg.data),
+        probe
+    );
+    copied.expect("a slow copy still succeeds");
+    assert_eq!(during.gauges["copy.in_flight"], 1);
+    assert!(during.gauges["copy.oldest.age.ms"] >= 1400, "{during:?}");
+    assert_eq!(during.gauges["tier.partitions.stalled"], 1);
+    let text = lines.text();
+    assert_eq!(text.matches("has run").count(), 1, "{text}");
+    assert!(
+        text.contains("WARN") && text.contains("topic-7 segment"),
+        "{text}"
+    );
+    assert!(text.contains("tsm.storage.upload.timeout.ms"), "{text}");
+    assert!(
+        text.contains("INFO") && text.contains("recovered"),
+        "{text}"
+    );
+    let after = engine.metrics();
+    assert_eq!(after.gauges["copy.in_flight"], 0);
+    assert_eq!(after.gauges["tier.partitions.stalled"], 0);
+
+    // Three copies fail in a row: one WARN line (at the second), the class counted.
+    faulty.clear();
+    faulty.on_every(Op::Upload, Fault::Error);
+    for seed in 71..74 {
+        let seg = segment(&world.path("s"), record_batches(40, 0, seed), false, seed);
+        engine
+            .copy_log_segment_data(&seg.metadata, &seg.data)
+            .await
+            .expect_err("injected failure");
+    }
+    let health = engine.tier_health();
+    assert_eq!(health.len(), 1, "{health:?}");
+    assert_eq!(
+        (health[0].topic.as_str(), health[0].partition),
+        ("topic", 7)
+    );
+    assert_eq!(health[0].consecutive_failures, 3);
+    assert_eq!(
+        health[0].last_failure,
+        Some(tsm_core::ErrorClass::Unavailable)
+    );
+    assert!(health[0].since_last_success.is_some());
+    let m = engine.metrics();
+    assert_eq!(m.counter("copy.failures.unavailable"), 3);
+    assert_eq!(m.gauges["tier.partitions.failing"], 1);
+    let text = lines.text();
+    assert_eq!(text.matches("copies in a row failed").count(), 1, "{text}");
+    assert!(
+        text.contains("2 copies in a row failed for topic-7") && text.contains("injected fault"),
+        "{text}"
+    );
+    assert!(
+        text.contains("unavailable (the broker retries it)"),
+        "{text}"
+    );
+
+    // The store is back: the next copy resets the partition and says so.
+    faulty.clear();
+    let seg = segment(&world.path("s"), record_batches(40, 0, 74), false, 74);
+    engine
+        .copy_log_segment_data(&seg.metadata, &seg.data)
+        .await
+        .expect("the store is back");
+    let health = engine.tier_health();
+    assert_eq!(health[0].consecutive_failures, 0);
+    assert_eq!(health[0].last_failure, None);
+    assert!(
+        lines.text().contains("recovered: topic-7 segment")
+            && lines.text().contains("after 3 failed copies"),
+        "{}",
+        lines.text()
+    );
+    assert_eq!(engine.metrics().gauges["tier.partitions.failing"], 0);
 }

@@ -104,6 +104,10 @@ pub const ENCRYPTION_PLAINTEXT_READS: &str = "tsm.encryption.plaintext.reads";
 pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
 /// `tsm.fetch.stream.idle.timeout.ms` (tsm only)
 pub const FETCH_STREAM_IDLE_TIMEOUT_MS: &str = "tsm.fetch.stream.idle.timeout.ms";
+/// `tsm.copy.stall.warn.factor` (tsm only)
+pub const COPY_STALL_WARN_FACTOR: &str = "tsm.copy.stall.warn.factor";
+/// `tsm.copy.failures.warn.count` (tsm only)
+pub const COPY_FAILURES_WARN_COUNT: &str = "tsm.copy.failures.warn.count";
 
 /// `tsm.log.level` (tsm only)
 pub const LOG_LEVEL: &str = "tsm.log.level";
@@ -486,6 +490,23 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
          read of it fails with a retriable error naming this key, and a new fetch of the \
          range works. The broker leaves streams unclosed on some error paths (KAFKA-18923). \
          At least 1000.",
+    ),
+    key(
+        COPY_STALL_WARN_FACTOR,
+        "4",
+        "tsm only. A copy that has run this many times what its segment's size takes at the \
+         copy rate measured on this broker (8 MB/s assumed before the first copy of 4 MiB or \
+         more), and at least 60 s, is reported once by a WARN line naming the segment, and \
+         counts in the gauge `tier.partitions.stalled` (docs/metrics.md). Only a warning: \
+         the copy goes on until `tsm.storage.upload.timeout.ms`. An integer from 1 to 1000.",
+    ),
+    key(
+        COPY_FAILURES_WARN_COUNT,
+        "3",
+        "tsm only. After this many copies in a row failed for one partition, a WARN line \
+         names the partition, the segment, the error, its class (timeout, throttled, auth, \
+         ...) and what to look at; repeated at most every 5 minutes while copies keep \
+         failing, and an INFO line when a copy succeeds again. An integer from 1 to 1000.",
     ),
     key(
         LOG_LEVEL,

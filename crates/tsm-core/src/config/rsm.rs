@@ -251,6 +251,10 @@ pub struct LifecycleConfig {
     pub close_timeout: Duration,
     /// `tsm.fetch.stream.idle.timeout.ms`, default 5 min.
     pub stream_idle_timeout: Duration,
+    /// `tsm.copy.stall.warn.factor`, default 4.
+    pub copy_stall_warn_factor: u32,
+    /// `tsm.copy.failures.warn.count`, default 3.
+    pub copy_failures_warn_count: u32,
 }
 
 /// The read-path keys (parallel GETs, read-ahead); see `engine/cached.rs`,
@@ -598,6 +602,16 @@ impl RsmConfig {
                 .or(p.int(FETCH_STREAM_IDLE_TIMEOUT_MS, 1000, i64::MAX), None)
                 .map_or(Duration::from_secs(300), |v| {
                     Duration::from_millis(v as u64)
+                }),
+            copy_stall_warn_factor: pb
+                .or(p.int(COPY_STALL_WARN_FACTOR, 1, 1000), None)
+                .map_or(crate::engine::health::DEFAULT_STALL_WARN_FACTOR, |v| {
+                    v as u32
+                }),
+            copy_failures_warn_count: pb
+                .or(p.int(COPY_FAILURES_WARN_COUNT, 1, 1000), None)
+                .map_or(crate::engine::health::DEFAULT_FAILURES_WARN_COUNT, |v| {
+                    v as u32
                 }),
         };
 

@@ -61,7 +61,9 @@
 //!
 //! # Metrics and tracing
 //! `copy.*`, `fetch.*` (time to open the stream: manifest and range checks),
-//! `fetch.index.*`, `delete.*` counts, errors and latencies, `bytes.uploaded` /
+//! `fetch.index.*`, `delete.*` counts, errors and latencies, tier health (`health.rs`:
+//! copies and fetches in flight, failures by class, per-partition copy progress and the
+//! WARN lines of a stalled or failing tier), `bytes.uploaded` /
 //! `bytes.downloaded`, plus `cache.<name>.*` and, through `configure`, the backend
 //! wrappers' metrics, all in [`RemoteStorageManager::metrics`]. Each call runs in a
 //! `tracing` span (`copy`, `fetch`, `fetch_index`, `delete`) naming the segment.
@@ -74,6 +76,7 @@ mod delete;
 mod fetch;
 mod fetch_index;
 mod generations;
+pub mod health;
 pub mod lifecycle;
 mod manifests;
 mod options;
@@ -101,6 +104,7 @@ use crate::object_keys::SegmentKeys;
 use crate::{
     BackendKind, IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError, StorageBackend,
 };
+pub use health::{HealthSettings, PartitionHealth};
 pub use options::{
     CompressionMode, DEFAULT_GETS_IN_FLIGHT, DEFAULT_MAX_GET_BYTES, DEFAULT_MIN_SUB_RANGE_BYTES,
     DEFAULT_READ_AHEAD_BYTES, DEFAULT_READ_AHEAD_STORE_BYTES, EngineOptions,
@@ -140,6 +144,8 @@ pub(crate) struct EngineShared {
     pub(crate) positions: sequential::Positions,
     /// Deadlines, memory budget, close bound (`lifecycle`).
     pub(crate) lifecycle: lifecycle::Lifecycle,
+    /// Copy progress per partition, calls in flight, failures by class (`health.rs`).
+    pub(crate) health: Arc<health::TierHealth>,
     closed: AtomicBool,
     /// Cancelled by `close`: copies in flight stop (and clean up) instead of running on.
     pub(crate) closing: tokio_util::sync::CancellationToken,
@@ -377,9 +383,13 @@ impl RemoteStorageManager {
             close_timeout: opts.close_timeout,
             stream_idle_timeout: opts.stream_idle_timeout,
         };
+        let health = Arc::new(health::TierHealth::new(opts.health, &registry));
+        let closing = tokio_util::sync::CancellationToken::new();
+        health::spawn_watcher(Arc::downgrade(&health), closing.clone());
         Ok(Self {
             inner: Arc::new(EngineShared {
                 lifecycle,
+                health,
                 backend,
                 opts,
                 stats: Stats::new(&registry),
@@ -391,7 +401,7 @@ impl RemoteStorageManager {
                 positions: sequential::Positions::new(),
                 generations: generations::Generations::new(),
                 closed: AtomicBool::new(false),
-                closing: tokio_util::sync::CancellationToken::new(),
+                closing,
                 copies: tokio_util::task::TaskTracker::new(),
             }),
         })
@@ -443,6 +453,7 @@ impl RemoteStorageManager {
         self.check_open()?;
         let span = tracing::info_span!("copy", segment = %segment_name(metadata));
         let t = Instant::now();
+        let ticket = self.inner.health.copy_started(metadata);
         // `close` stops a copy in flight: its future is dropped here, and its guard deletes
         // what it wrote (a compensation `shutdown` waits for).
         let copy = self
@@ -454,6 +465,7 @@ impl RemoteStorageManager {
             () = self.inner.closing.cancelled() => Err(RsmError::Closed),
         };
         self.inner.stats.copy.record(t, &r);
+        ticket.finish(&r);
         r
     }
 
@@ -472,6 +484,7 @@ impl RemoteStorageManager {
         let name = segment_name(metadata);
         let span = tracing::debug_span!("fetch", segment = %name, start, end);
         let t = Instant::now();
+        let ticket = self.inner.health.read_started();
         let r = match self.inner.read_keys(metadata) {
             Ok(keys) => {
                 fetch::fetch(&self.inner, metadata, keys, &name, start, end)
@@ -481,6 +494,7 @@ impl RemoteStorageManager {
             Err(e) => Err(e),
         };
         self.inner.stats.fetch.record(t, &r);
+        ticket.finish(&r);
         let served = self.inner.stats.bytes_served.clone();
         r.map(|s| {
             use futures::StreamExt;
@@ -508,6 +522,7 @@ impl RemoteStorageManager {
             index = index.java_name()
         );
         let t = Instant::now();
+        let ticket = self.inner.health.read_started();
         let r = match self.inner.read_keys(metadata) {
             Ok(keys) => {
                 fetch_index::fetch_index(&self.inner, keys, &name, index)
@@ -517,6 +532,7 @@ impl RemoteStorageManager {
             Err(e) => Err(e),
         };
         self.inner.stats.fetch_index.record(t, &r);
+        ticket.finish(&r);
         r
     }
 
@@ -611,6 +627,12 @@ impl RemoteStorageManager {
         self.inner.reads.loads()
     }
 
+    /// Tiering progress of every partition this engine copied since it started, sorted by
+    /// topic and partition (`engine/health.rs`; the plugin's per-partition MBeans).
+    pub fn tier_health(&self) -> Vec<PartitionHealth> {
+        self.inner.health.partitions()
+    }
+
     /// True once [`RemoteStorageManager::close`] was called.
     pub fn is_closed(&self) -> bool {
         self.inner.closed.load(Ordering::Acquire)
@@ -620,7 +642,8 @@ impl RemoteStorageManager {
     /// `memory.budget.bytes`, per pool `memory.{copy,read}.reserved.bytes` and
     /// `memory.{copy,read}.pool.bytes` and, per cache (`manifest`, `indexes`, `chunk` when
     /// configured), `cache.<name>.entries` and `cache.<name>.weight` (bytes for the byte-
-    /// bounded caches, else entries; approximate, see `cache::async_cache`).
+    /// bounded caches, else entries; approximate, see `cache::async_cache`), and the tier
+    /// health gauges (`copy.in_flight`, `copy.oldest.age.ms`, ...: `engine/health.rs`).
     pub fn metrics(&self) -> MetricsSnapshot {
         self.with_gauges(self.inner.registry.snapshot())
     }
@@ -656,6 +679,7 @@ impl RemoteStorageManager {
             self.read_ahead_loads() as u64,
         );
         let i = &self.inner;
+        i.health.gauges(g);
         g.insert("cache.manifest.entries".into(), i.manifests.entry_count());
         g.insert("cache.manifest.weight".into(), i.manifests.weighted_size());
         g.insert("cache.indexes.entries".into(), i.indexes.entry_count());

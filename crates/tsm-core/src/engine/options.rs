@@ -87,6 +87,9 @@ pub struct EngineOptions {
     /// `tsm.fetch.stream.idle.timeout.ms`: how long a fetch stream may stay unread before
     /// the plugin layer that holds it (the JNI bridge) releases it.
     pub stream_idle_timeout: Duration,
+    /// `tsm.copy.stall.warn.factor`, `tsm.copy.failures.warn.count`: when tier-health
+    /// lines are written (`engine/health.rs`).
+    pub health: super::health::HealthSettings,
     /// `tsm.fetch.gets.in.flight`: ranged GETs one fetch stream (or one segment's
     /// read-ahead) keeps in flight at most (>= 1). See [`DEFAULT_GETS_IN_FLIGHT`].
     pub gets_in_flight: usize,
@@ -153,6 +156,7 @@ impl std::fmt::Debug for EngineOptions {
             .field("memory_budget_bytes", &self.memory_budget_bytes)
             .field("memory_copy_bytes", &self.memory_copy_bytes)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("health", &self.health)
             .field("gets_in_flight", &self.gets_in_flight)
             .field("read_ahead_bytes", &self.read_ahead_bytes)
             .field("read_ahead_store_bytes", &self.read_ahead_store_bytes)
@@ -193,6 +197,7 @@ impl EngineOptions {
             memory_copy_bytes: None,
             close_timeout: super::lifecycle::DEFAULT_CLOSE_TIMEOUT,
             stream_idle_timeout: super::lifecycle::DEFAULT_STREAM_IDLE_TIMEOUT,
+            health: super::health::HealthSettings::default(),
             gets_in_flight: DEFAULT_GETS_IN_FLIGHT,
             read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
             read_ahead_store_bytes: DEFAULT_READ_AHEAD_STORE_BYTES,
@@ -252,6 +257,11 @@ impl EngineOptions {
             memory_copy_bytes: cfg.lifecycle.memory_copy_bytes,
             close_timeout: cfg.lifecycle.close_timeout,
             stream_idle_timeout: cfg.lifecycle.stream_idle_timeout,
+            health: super::health::HealthSettings {
+                stall_warn_factor: cfg.lifecycle.copy_stall_warn_factor,
+                failures_warn_count: cfg.lifecycle.copy_failures_warn_count,
+                ..Default::default()
+            },
             gets_in_flight: cfg.reads.gets_in_flight,
             read_ahead_bytes: cfg.reads.read_ahead_bytes,
             read_ahead_store_bytes: cfg.reads.read_ahead_store_bytes,
