@@ -52,9 +52,35 @@ pub fn metrics_text(m: &MetricsSnapshot) -> String {
     out
 }
 
+/// Lines `partition <topic> <partition> <since_last_success_ms> <oldest_copy_ms>
+/// <copies_in_flight> <consecutive_failures> <last_failure_class>`, one per partition of
+/// `RemoteStorageManager::tier_health` (-1: no success since start / no copy in flight;
+/// the class as `ErrorClass::code`, 0 for none). Topic names have no spaces (Kafka's legal
+/// characters). Read by `io.tsm.kafka.NativeMetricsFeed.partitions`.
+pub fn tier_health_text(health: &[tsm_core::PartitionHealth]) -> String {
+    let ms = |d: Option<std::time::Duration>| {
+        d.map_or(-1, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    };
+    let mut out = String::new();
+    for p in health {
+        let _ = writeln!(
+            out,
+            "partition {} {} {} {} {} {} {}",
+            p.topic.replace(' ', "_"),
+            p.partition,
+            ms(p.since_last_success),
+            ms(p.oldest_copy),
+            p.copies_in_flight,
+            p.consecutive_failures,
+            p.last_failure.map_or(0, |c| c.code())
+        );
+    }
+    out
+}
+
 /// An instance's metrics as [`metrics_text`]: the engine's snapshot (`window`: with the
 /// windowed maxima, see `RemoteStorageManager::metrics_window`) plus its runtime's gauges
-/// (`runtime::gauges`).
+/// (`runtime::gauges`), then its partitions' tier health ([`tier_health_text`]).
 pub fn instance_metrics_text(inst: &instance::Instance, window: bool) -> String {
     let engine = inst.engine();
     let mut m = if window {
@@ -64,5 +90,7 @@ pub fn instance_metrics_text(inst: &instance::Instance, window: bool) -> String 
     };
     m.gauges.extend(inst.rt.gauges());
     m.gauges.extend(stream::gauges(&inst.rt));
-    metrics_text(&m)
+    let mut text = metrics_text(&m);
+    text.push_str(&tier_health_text(&engine.tier_health()));
+    text
 }

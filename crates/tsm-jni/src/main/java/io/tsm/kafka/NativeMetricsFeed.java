@@ -2,9 +2,12 @@ package io.tsm.kafka;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -50,7 +53,11 @@ import org.slf4j.LoggerFactory;
  * aiven.kafka.server.tieredstorage.s3:type=s3-client-metrics}, {@code .gcs:type=gcs-client-metrics}
  * or {@code .azure:type=azure-blob-storage-client-metrics} for the configured backend; {@code
  * io.tsm.kafka:type=tsm-storage-metrics} (downloaded vs served bytes, GET/PUT requests, native
- * memory against the budget).
+ * memory against the budget, copies and fetches in flight and the age of the oldest, failures by
+ * {@code class}); {@code io.tsm.kafka:type=tsm-tier-metrics,topic=<t>,partition=<p>} per partition
+ * this broker copied since it started (registered at the first poll that shows it: time since the
+ * last successful copy, the oldest copy in flight, consecutive failures, the last failure's class
+ * code; from the {@code partition} lines of the native text, see {@link #partitions}).
  */
 final class NativeMetricsFeed implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NativeMetricsFeed.class);
@@ -64,6 +71,20 @@ final class NativeMetricsFeed implements AutoCloseable {
     static final String POOL_DOMAIN = "aiven.kafka.server.tieredstorage.thread-pool";
     static final String TSM_DOMAIN = "io.tsm.kafka";
     static final String TSM_GROUP = "tsm-storage-metrics";
+    static final String TIER_GROUP = "tsm-tier-metrics";
+    /** The per-partition attributes, in the order of the native {@code partition} line's values. */
+    static final String[] TIER_ATTRS = {"copy-last-success-age-ms", "copy-oldest-in-flight-age-ms",
+        "copies-in-flight", "copy-consecutive-failures", "copy-last-failure-class"};
+    private static final String[] TIER_DOCS = {
+        "time since the partition's last successful copy on this broker (ms; -1: none since start)",
+        "age of the partition's oldest copy in flight (ms; -1: none)",
+        "the partition's copies in flight",
+        "copies of the partition that failed since its last successful one",
+        "class of the partition's last failure until a copy succeeds: 0 none, 1 timeout, 2 throttled, "
+            + "3 unavailable, 4 auth, 5 rejected, 6 not-found, 7 corrupt, 8 config, 9 internal"};
+    /** Failure classes (tsm-core's ErrorClass names, in code order). */
+    static final String[] FAILURE_CLASSES = {"timeout", "throttled", "unavailable", "auth", "rejected",
+        "not-found", "corrupt", "config", "internal"};
     /** Caffeine's removal causes: the Java plugin registers a {@code cause} MBean for each. */
     static final String[] CAUSES = {"EXPLICIT", "REPLACED", "COLLECTED", "EXPIRED", "SIZE"};
     static final String[] S3_OPS = {"create-multipart-upload", "upload-part", "complete-multipart-upload",
@@ -78,6 +99,11 @@ final class NativeMetricsFeed implements AutoCloseable {
     private final List<Feed> feeds = new ArrayList<>();
     private final Map<String, Double> previous = new HashMap<>();
     private volatile Map<String, Object> latest;
+    /** Per-partition values by "topic partition" (see {@link #partitions}). */
+    private volatile Map<String, long[]> tier = Map.of();
+    /** Partitions whose MBean is registered (guarded by this). */
+    private final Set<String> tierRegistered = new HashSet<>();
+    private Metrics tsmRegistry;
     private final ScheduledExecutorService poller;
 
     /** A sensor fed with what changed in the native snapshot since the previous poll. */
@@ -137,6 +163,26 @@ final class NativeMetricsFeed implements AutoCloseable {
                 null, "memory.read.reserved.bytes");
         gauge(tsm, TSM_GROUP, "native-memory-read-pool-bytes", "the reads' pool (bytes)",
                 null, "memory.read.pool.bytes");
+        gauge(tsm, TSM_GROUP, "copies-in-flight", "copies in flight", null, "copy.in_flight");
+        gauge(tsm, TSM_GROUP, "copy-oldest-in-flight-age-ms", "age of the oldest copy in flight (ms; 0: none)",
+                null, "copy.oldest.age.ms");
+        gauge(tsm, TSM_GROUP, "fetches-in-flight", "fetchLogSegment opens and fetchIndex calls in flight",
+                null, "fetch.in_flight");
+        gauge(tsm, TSM_GROUP, "fetch-oldest-in-flight-age-ms", "age of the oldest fetch in flight (ms; 0: none)",
+                null, "fetch.oldest.age.ms");
+        gauge(tsm, TSM_GROUP, "tier-partitions-failing", "partitions whose last copy failed", null,
+                "tier.partitions.failing");
+        gauge(tsm, TSM_GROUP, "tier-partitions-stalled",
+                "partitions with a copy running past tsm.copy.stall.warn.factor times its expected time", null,
+                "tier.partitions.stalled");
+        for (String c : FAILURE_CLASSES) {
+            Map<String, String> t = new LinkedHashMap<>();
+            t.put("class", c);
+            gauge(tsm, TSM_GROUP, "copy-failures-total", "failed copies by class", t, "copy.failures." + c);
+            gauge(tsm, TSM_GROUP, "fetch-failures-total", "failed fetches and fetchIndex calls by class", t,
+                    "fetch.failures." + c);
+        }
+        tsmRegistry = tsm;
         pollNow();
         poller = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tsm-metrics-poller");
@@ -260,6 +306,72 @@ final class NativeMetricsFeed implements AutoCloseable {
         });
     }
 
+    /**
+     * The {@code partition <topic> <partition> <since_last_success_ms> <oldest_copy_ms>
+     * <copies_in_flight> <consecutive_failures> <last_failure_class>} lines of the native text, by
+     * {@code "<topic> <partition>"}: the five values after the partition number.
+     */
+    static Map<String, long[]> partitions(String text) {
+        Map<String, long[]> out = new LinkedHashMap<>();
+        if (text == null) {
+            return out;
+        }
+        for (String line : text.split("\n")) {
+            String[] f = line.trim().split(" ");
+            if (f.length != 3 + TIER_ATTRS.length || !f[0].equals("partition")) {
+                continue;
+            }
+            try {
+                Integer.parseInt(f[2]);
+                long[] v = new long[TIER_ATTRS.length];
+                for (int i = 0; i < v.length; i++) {
+                    v[i] = Long.parseLong(f[3 + i]);
+                }
+                out.put(f[1] + " " + f[2], v);
+            } catch (NumberFormatException e) {
+                // skip a malformed line
+            }
+        }
+        return out;
+    }
+
+    /** Registers the MBean of each partition new in {@code now}; unregisters those gone. */
+    private void syncPartitions(Map<String, long[]> now) {
+        Metrics m = tsmRegistry;
+        if (m == null) {
+            return;
+        }
+        for (String k : now.keySet()) {
+            if (!tierRegistered.add(k)) {
+                continue;
+            }
+            for (int i = 0; i < TIER_ATTRS.length; i++) {
+                final int at = i;
+                m.addMetric(tierName(m, k, i), (Measurable) (config, t) -> {
+                    long[] v = tier.get(k);
+                    return v == null ? 0 : v[at];
+                });
+            }
+        }
+        for (Iterator<String> it = tierRegistered.iterator(); it.hasNext();) {
+            String k = it.next();
+            if (!now.containsKey(k)) {
+                for (int i = 0; i < TIER_ATTRS.length; i++) {
+                    m.removeMetric(tierName(m, k, i));
+                }
+                it.remove();
+            }
+        }
+    }
+
+    private static MetricName tierName(Metrics m, String key, int attr) {
+        int space = key.lastIndexOf(' ');
+        Map<String, String> tags = new LinkedHashMap<>();
+        tags.put("topic", key.substring(0, space));
+        tags.put("partition", key.substring(space + 1));
+        return m.metricName(TIER_ATTRS[attr], TIER_GROUP, TIER_DOCS[attr], tags);
+    }
+
     private double delta(Map<String, Object> now, String key) {
         Object o = now.get(key);
         if (!(o instanceof Number)) {
@@ -278,6 +390,9 @@ final class NativeMetricsFeed implements AutoCloseable {
         }
         Map<String, Object> now = TsmMetrics.parse(text, true);
         latest = now;
+        Map<String, long[]> parts = partitions(text);
+        tier = parts;
+        syncPartitions(parts);
         for (Feed f : feeds) {
             f.poll(now, this);
         }

@@ -156,6 +156,43 @@ class JmxMetricsTest {
         assertTrue(jmx.queryNames(new ObjectName("aiven.kafka.server.tieredstorage.s3:*"), null).isEmpty());
     }
 
+    /**
+     * Tier health (docs/metrics.md): a failed copy shows on its partition's MBean (consecutive
+     * failures, class code) and in the broker's failures by class; the next successful copy
+     * resets the partition.
+     */
+    @Test
+    void tierHealthShowsAFailingPartitionAndItsRecovery() throws Exception {
+        Fixtures.Segment s = Fixtures.segment(work.resolve("local"), 20_000, false, 5);
+        java.nio.file.Files.delete(s.data.logSegment());
+        org.junit.jupiter.api.Assertions.assertThrows(
+                org.apache.kafka.server.log.remote.storage.RemoteStorageException.class,
+                () -> rsm.copyLogSegmentData(s.metadata, s.data));
+        rsm.metricsFeed().pollNow();
+        String tier = "io.tsm.kafka:type=tsm-tier-metrics,topic=topic-a,partition=3";
+        assertEquals(set(NativeMetricsFeed.TIER_ATTRS), attributes(tier));
+        assertEquals(1.0, value(tier, "copy-consecutive-failures"));
+        assertEquals(9.0, value(tier, "copy-last-failure-class"), "a missing local file: internal");
+        assertEquals(-1.0, value(tier, "copy-last-success-age-ms"), "no success since start");
+        assertEquals(-1.0, value(tier, "copy-oldest-in-flight-age-ms"));
+        assertEquals(0.0, value(tier, "copies-in-flight"));
+        String tsm = "io.tsm.kafka:type=tsm-storage-metrics";
+        assertEquals(1.0, value(tsm + ",class=internal", "copy-failures-total"));
+        assertEquals(0.0, value(tsm + ",class=auth", "copy-failures-total"));
+        assertEquals(1.0, value(tsm, "tier-partitions-failing"));
+        assertEquals(0.0, value(tsm, "copies-in-flight"));
+        assertEquals(0.0, value(tsm, "fetches-in-flight"));
+
+        Fixtures.Segment ok = Fixtures.segment(work.resolve("local2"), 20_000, false, 6);
+        rsm.copyLogSegmentData(ok.metadata, ok.data);
+        rsm.metricsFeed().pollNow();
+        assertEquals(0.0, value(tier, "copy-consecutive-failures"));
+        assertEquals(0.0, value(tier, "copy-last-failure-class"));
+        assertTrue(value(tier, "copy-last-success-age-ms") >= 0);
+        assertEquals(0.0, value(tsm, "tier-partitions-failing"));
+        assertEquals(1.0, value(tsm + ",class=internal", "copy-failures-total"), "a total stays");
+    }
+
     /** node.id names the broker before broker.id (KAFKA-18628; Kafka 5.0 passes only node.id). */
     @Test
     void nodeIdNamesTheBroker() throws Exception {
