@@ -60,7 +60,11 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  *       once the link is healthy, no object of the segment and no incomplete multipart upload;
  *   <li>close() while such a copy runs (not interrupted): close returns within
  *       {@code tsm.close.timeout.ms}; the copy then ends on its own deadline and leaves nothing;
- *   <li>deleteLogSegmentData on an interrupted thread still deletes.
+ *   <li>deleteLogSegmentData on an interrupted thread still deletes;
+ *   <li>tier health (docs/metrics.md) through JMX: a copy under the black hole shows in flight
+ *       with a growing age, then as a {@code timeout} failure; credentials MinIO denies are an
+ *       {@code auth} failure the broker is not told to retry; a copy once the store is back
+ *       resets the partition.
  * </ol>
  *
  * <p>Environment: {@code TSM_TEST_TOXIPROXY_URL} ({@code scripts/services/toxiproxy.sh env}) and
@@ -751,5 +755,78 @@ class BrownoutIT {
         }
         assertTrue(left.isEmpty(), "delete on an interrupted thread left " + left);
         assertClean(null, "after the delete");
+    }
+
+    private static double mbean(String name, String attribute) throws Exception {
+        Object v = java.lang.management.ManagementFactory.getPlatformMBeanServer()
+                .getAttribute(new javax.management.ObjectName(name), attribute);
+        return ((Number) v).doubleValue();
+    }
+
+    /** (6) Tiering never stops silently: the tier-health MBeans through the jar. */
+    @Test
+    void tierHealthShowsABlackHoledCopyAndDeniedCredentials(TestInfo info) throws Exception {
+        world(info);
+        TsmRemoteStorageManager rsm = rsm(Route.PROXIED, Map.of());
+        String tier = "io.tsm.kafka:type=tsm-tier-metrics,topic=topic-a,partition=3";
+        String tsm = "io.tsm.kafka:type=tsm-storage-metrics";
+        Fixtures.Segment s = segment(FETCH_SIZE, 61);
+        proxy.blackHole();
+        AtomicReference<Throwable> error = new AtomicReference<>();
+        Thread copier = new Thread(() -> {
+            try {
+                rsm.copyLogSegmentData(s.metadata, s.data);
+            } catch (Throwable e) {
+                error.set(e);
+            }
+        }, "brownout-copier");
+        copier.setDaemon(true);
+        copier.start();
+        Thread.sleep(DEADLINE_MS / 4);
+        rsm.metricsFeed().pollNow();
+        double first = mbean(tier, "copy-oldest-in-flight-age-ms");
+        assertEquals(1.0, mbean(tier, "copies-in-flight"));
+        assertEquals(1.0, mbean(tsm, "copies-in-flight"));
+        Thread.sleep(DEADLINE_MS / 4);
+        rsm.metricsFeed().pollNow();
+        double second = mbean(tier, "copy-oldest-in-flight-age-ms");
+        assertTrue(first > 0 && second > first, "the copy's age grows: " + first + " then " + second);
+        assertTrue(mbean(tsm, "copy-oldest-in-flight-age-ms") >= second);
+        copier.join(HUNG.toMillis());
+        assertFalse(copier.isAlive(), "the copy under the black hole is still running");
+        assertNotNull(error.get(), "the copy under the black hole succeeded");
+        rsm.metricsFeed().pollNow();
+        assertEquals(1.0, mbean(tier, "copy-consecutive-failures"));
+        assertEquals(1.0, mbean(tier, "copy-last-failure-class"), "timeout: " + describe(error.get()));
+        assertEquals(-1.0, mbean(tier, "copy-oldest-in-flight-age-ms"));
+        assertEquals(1.0, mbean(tsm + ",class=timeout", "copy-failures-total"));
+        assertEquals(1.0, mbean(tsm, "tier-partitions-failing"));
+        proxy.remove("black-hole");
+
+        // MinIO refuses a wrong secret key (HTTP 403): auth, and not retriable.
+        TsmRemoteStorageManager denied = rsm(Route.DIRECT,
+                Map.of("storage.aws.secret.access.key", "not-the-" + env.secretKey));
+        Fixtures.Segment d = segment(FETCH_SIZE, 62);
+        RemoteStorageException e = assertThrows(RemoteStorageException.class,
+                () -> denied.copyLogSegmentData(d.metadata, d.data));
+        Class<?> retriable = retriableClass();
+        if (retriable != null) {
+            assertFalse(chain(e).stream().anyMatch(retriable::isInstance),
+                    "denied credentials must not be retriable: " + describe(e));
+        }
+        assertTrue(describe(e).contains("HTTP 403"), describe(e));
+        denied.metricsFeed().pollNow();
+        assertEquals(4.0, mbean(tier + ",instance=2", "copy-last-failure-class"), "auth: " + describe(e));
+        assertEquals(1.0, mbean(tsm + ",instance=2,class=auth", "copy-failures-total"));
+
+        // The store is back: the next copy resets the partition.
+        Fixtures.Segment ok = segment(FETCH_SIZE, 63);
+        rsm.copyLogSegmentData(ok.metadata, ok.data);
+        rsm.metricsFeed().pollNow();
+        assertEquals(0.0, mbean(tier, "copy-consecutive-failures"));
+        assertEquals(0.0, mbean(tier, "copy-last-failure-class"));
+        assertTrue(mbean(tier, "copy-last-success-age-ms") >= 0);
+        assertEquals(0.0, mbean(tsm, "tier-partitions-failing"));
+        assertClean(id(s), "after the black-holed copy");
     }
 }
