@@ -23,3 +23,28 @@ wait_for_port() {
   done
   die "$name did not listen on $host:$port within ${secs}s"
 }
+
+# go_install_to DEST PACKAGE@VERSION [go install flags...]: builds PACKAGE from the Go module
+# proxy (CGO off) into a temporary GOBIN beside DEST, then renames the binary to DEST, so an
+# interrupted build leaves no half binary. The build log goes to DEST's directory (build.log);
+# a failure prints its tail and dies naming the package (and says so when go is missing).
+# The binary is the package path's last element (minio, server, promtool).
+go_install_to() {
+  local dest=$1 pkg=$2 dir tmp bin
+  shift 2
+  command -v go >/dev/null || die "go is needed to build ${pkg%@*} (from the Go module proxy)"
+  log "building $pkg with $(go version | cut -d' ' -f3) (minutes the first time on a machine)"
+  dir=$(dirname "$dest")
+  tmp="$dir/.build.$$"
+  bin=${pkg%@*}
+  bin=${bin##*/}
+  mkdir -p "$tmp"
+  if ! GOBIN="$tmp" GOFLAGS="${GOFLAGS:--buildvcs=false}" CGO_ENABLED=0 \
+      go install "$@" "$pkg" >"$dir/build.log" 2>&1; then
+    tail -n 30 "$dir/build.log" >&2
+    rm -rf "$tmp"
+    die "go install $pkg failed (log: $dir/build.log)"
+  fi
+  mv "$tmp/$bin" "$dest"
+  rm -rf "$tmp"
+}

@@ -42,20 +42,8 @@ install_minio() {
     log "MinIO $MINIO_VERSION already installed: $MINIO_BIN"
     return 0
   fi
-  command -v go >/dev/null || die "go is needed to build MinIO (no Debian/PyPI/npm package exists)"
-  mkdir -p "$MINIO_DIR"
-  log "building MinIO $MINIO_VERSION with $(go version | cut -d' ' -f3) (takes minutes)"
-  local tmp="$MINIO_DIR/.build.$$"
-  mkdir -p "$tmp"
-  # GOBIN into a temp dir, then an atomic rename: an interrupted build leaves no half binary.
-  if ! GOBIN="$tmp" GOFLAGS="${GOFLAGS:--buildvcs=false}" CGO_ENABLED=0 \
-      go install "github.com/minio/minio@$MINIO_VERSION" >"$MINIO_DIR/build.log" 2>&1; then
-    tail -n 30 "$MINIO_DIR/build.log" >&2
-    rm -rf "$tmp"
-    die "go install github.com/minio/minio@$MINIO_VERSION failed (log: $MINIO_DIR/build.log)"
-  fi
-  mv "$tmp/minio" "$MINIO_BIN"
-  rm -rf "$tmp"
+  mkdir -p "$MINIO_DIR" # no Debian/PyPI/npm package exists: the Go module proxy it is
+  go_install_to "$MINIO_BIN" "github.com/minio/minio@$MINIO_VERSION"
   log "MinIO installed: $MINIO_BIN"
 }
 

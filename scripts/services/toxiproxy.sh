@@ -51,22 +51,9 @@ install_toxiproxy() {
     log "Toxiproxy $TOXIPROXY_VERSION already installed: $TOXIPROXY_BIN"
     return 0
   fi
-  command -v go >/dev/null || die "go is needed to build Toxiproxy (from the Go module proxy)"
   mkdir -p "$TOXIPROXY_DIR"
-  log "building Toxiproxy $TOXIPROXY_VERSION with $(go version | cut -d' ' -f3)"
-  local tmp="$TOXIPROXY_DIR/.build.$$"
-  mkdir -p "$tmp"
-  # GOBIN into a temp dir, then an atomic rename: an interrupted build leaves no half binary.
-  if ! GOBIN="$tmp" GOFLAGS="${GOFLAGS:--buildvcs=false}" CGO_ENABLED=0 \
-      go install -ldflags "-X github.com/Shopify/toxiproxy/v2.Version=$TOXIPROXY_VERSION" \
-        "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" \
-      >"$TOXIPROXY_DIR/build.log" 2>&1; then
-    tail -n 30 "$TOXIPROXY_DIR/build.log" >&2
-    rm -rf "$tmp"
-    die "go install github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION failed (log: $TOXIPROXY_DIR/build.log)"
-  fi
-  mv "$tmp/server" "$TOXIPROXY_BIN"
-  rm -rf "$tmp"
+  go_install_to "$TOXIPROXY_BIN" "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" \
+    -ldflags "-X github.com/Shopify/toxiproxy/v2.Version=$TOXIPROXY_VERSION"
   log "Toxiproxy installed: $TOXIPROXY_BIN"
 }
 
