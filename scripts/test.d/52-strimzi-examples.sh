@@ -8,7 +8,9 @@
 # must accept every dump (--skip-key-files: the key files exist only in the pod).
 # Needs java (17+), mvn and cargo; fails loudly when one is missing.
 # The plugin directory comes from step 50 (crates/tsm-jni/build.sh); run alone, this step
-# builds it (--skip-tests). About 30 s with the plugin and tsm built.
+# builds it (--skip-tests). About 30 s with the plugin and tsm built. Then `promtool check
+# rules` on the alert rules (examples/strimzi/prometheus/tsm-alerts.yml); promtool is built
+# from the Go module proxy once (scripts/services/prometheus.sh, cached outside the clone).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TSM_ROOT"
 command -v java >/dev/null || die "java not found: install a JDK 17+ (e.g. apt-get install openjdk-17-jdk-headless)"
@@ -50,4 +52,11 @@ for f in "${files[@]}"; do
   fi
 done
 echo "tsm config check of the Strimzi rsm configs: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] || exit 1
+
+# The alert rules parse and their expressions are valid PromQL (promtool from the Go module
+# proxy, cached; minutes the first time on a fresh machine). That every metric they use exists
+# under that name is checked against a real broker's exporter by 60-broker.sh.
+promtool=$(bash scripts/services/prometheus.sh promtool) || die "cannot build promtool"
+"$promtool" check rules examples/strimzi/prometheus/tsm-alerts.yml \
+  || die "promtool check rules examples/strimzi/prometheus/tsm-alerts.yml failed"

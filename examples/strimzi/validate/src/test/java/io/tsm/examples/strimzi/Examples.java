@@ -24,9 +24,12 @@ final class Examples {
     static final String TOPIC = DIR + "kafka-topic.yaml";
     static final String S3_SECRET = DIR + "secret-s3-credentials.yaml";
     static final String KEYS_SECRET = DIR + "secret-key-pairs.yaml";
+    static final String METRICS = DIR + "metrics-config.yaml";
+    /** The JMX exporter rules the metrics ConfigMap holds verbatim. */
+    static final String EXPORTER_RULES = DIR + "prometheus/jmx-exporter.yml";
     static final String DOCKERFILE = DIR + "Dockerfile";
     /** Every manifest of the directory. */
-    static final List<String> MANIFESTS = List.of(KAFKA, TOPIC, S3_SECRET, KEYS_SECRET);
+    static final List<String> MANIFESTS = List.of(KAFKA, TOPIC, S3_SECRET, KEYS_SECRET, METRICS);
 
     static List<StrictYaml.Doc> docs(String file) {
         return StrictYaml.parseFile(file);

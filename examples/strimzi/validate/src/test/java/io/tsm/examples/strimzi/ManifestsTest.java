@@ -35,6 +35,7 @@ class ManifestsTest {
         assertEquals(List.of("KafkaTopic payments-events"), kinds(Examples.TOPIC));
         assertEquals(List.of("Secret tsm-s3-credentials"), kinds(Examples.S3_SECRET));
         assertEquals(List.of("Secret tsm-key-pairs"), kinds(Examples.KEYS_SECRET));
+        assertEquals(List.of("ConfigMap tsm-kafka-metrics"), kinds(Examples.METRICS));
     }
 
     @Test

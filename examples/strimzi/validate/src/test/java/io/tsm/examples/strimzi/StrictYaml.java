@@ -27,6 +27,7 @@ import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.strimzi.api.kafka.model.kafka.Kafka;
 import io.strimzi.api.kafka.model.nodepool.KafkaNodePool;
@@ -45,7 +46,7 @@ import io.strimzi.api.kafka.model.topic.KafkaTopic;
  * reject it; so does a string where it wants a number).
  *
  * <p>Documents must be {@code kafka.strimzi.io/v1} (Kafka, KafkaNodePool, KafkaTopic) or
- * {@code v1} (Secret). A v1 document is read into the v1beta2 class: the v1 API removed
+ * {@code v1} (Secret, ConfigMap). A v1 document is read into the v1beta2 class: the v1 API removed
  * fields and added no new ones (Strimzi's v1 CRD API proposal), so a valid v1 document is a
  * valid v1beta2 one; {@link V1Api} rejects the removed fields. What this cannot check:
  * examples/strimzi/README.md, "What the validation checks".
@@ -58,7 +59,8 @@ final class StrictYaml {
             "kafka.strimzi.io/v1 Kafka", Kafka.class,
             "kafka.strimzi.io/v1 KafkaNodePool", KafkaNodePool.class,
             "kafka.strimzi.io/v1 KafkaTopic", KafkaTopic.class,
-            "v1 Secret", Secret.class);
+            "v1 Secret", Secret.class,
+            "v1 ConfigMap", ConfigMap.class);
 
     private static final Pattern DOCUMENT_SEPARATOR = Pattern.compile("(?m)^---[ \\t]*$");
 

@@ -39,7 +39,8 @@ final class V1Api {
     static List<String> problems(StrictYaml.Doc doc) {
         List<String> out = new ArrayList<>();
         JsonNode t = doc.tree();
-        if (!doc.kind().equals("Secret") && !t.path("spec").isObject()) {
+        // Strimzi's resources only: a Secret or ConfigMap (core v1) has no .spec.
+        if (t.path("apiVersion").asText("").startsWith("kafka.strimzi.io/") && !t.path("spec").isObject()) {
             out.add(doc.where() + ": v1 requires .spec");
         }
         for (String p : REMOVED.getOrDefault(doc.kind(), List.of())) {
