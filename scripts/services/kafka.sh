@@ -31,7 +31,9 @@
 #
 # Environment: KAFKA_VERSION (default 4.4.0), TSM_KAFKA_CACHE (default
 # ~/.cache/tsm/kafka), KAFKA_HEAP_OPTS (default -Xms256m -Xmx1g), KAFKA_TEST_RSM_VERSION
-# (kafka-storage test jar version; 4.4.0 publishes none, default 4.3.0).
+# (kafka-storage test jar version; 4.4.0 publishes none, default 4.3.0), KAFKA_EXTRA_JVM_OPTS
+# (appended to the broker's JVM options), KAFKA_JAVA (the broker's java, default `java` on
+# the PATH; e.g. a JDK 25's bin/java).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/kafka-common.sh"
 
@@ -284,7 +286,7 @@ EOF
   # setsid: the broker gets its own process group, so stop can kill all of it and a
   # Ctrl-C in the calling terminal does not kill it halfway.
   # shellcheck disable=SC2086
-  setsid java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx1g} -XX:+UseG1GC -Djava.awt.headless=true \
+  setsid "${KAFKA_JAVA:-java}" ${KAFKA_HEAP_OPTS:--Xms256m -Xmx1g} -XX:+UseG1GC -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$dir/log4j2.properties" \
     -Dcom.sun.management.jmxremote \
     -Dcom.sun.management.jmxremote.host=127.0.0.1 \

@@ -94,17 +94,14 @@ else
   TSM_CLI="$CARGO_TARGET_DIR/release/tsm"
 fi
 
-log "building the client driver (tests/broker) and the interop driver (tests/interop)"
-mvn -B -q -ntp -Dstyle.color=never -f tests/broker/pom.xml -DskipTests package >"$work/driver-build.log" 2>&1 \
-  && mvn -B -q -ntp -Dstyle.color=never -f tests/interop/pom.xml package >>"$work/driver-build.log" 2>&1 \
-  || { cat "$work/driver-build.log" >&2; die "building tests/broker or tests/interop failed"; }
+build_driver "$work/driver-build.log"
+log "building the interop driver (tests/interop)"
+mvn -B -q -ntp -Dstyle.color=never -f tests/interop/pom.xml package >"$work/interop-build.log" 2>&1 \
+  || { cat "$work/interop-build.log" >&2; die "building tests/interop failed"; }
 for v in $FROM $TO; do KAFKA_VERSION=$v bash "$KAFKA_SH" install; done
 
 # client ARGS...: the client driver (tests/broker, io.tsm.brokertest.Main cluster ...).
-client() {
-  java -Xmx384m -cp "$TSM_ROOT/tests/broker/target/classes:$(cat "$TSM_ROOT/tests/broker/target/classpath.txt")" \
-    io.tsm.brokertest.Main cluster "$@"
-}
+client() { cluster_client "$@"; }
 
 traffic_pid=""
 toxi_started=""

@@ -41,11 +41,7 @@ trap 'exit 130' INT TERM
 rm -rf "$work"
 mkdir -p "$work"
 bash "$KAFKA_SH" install
-log "building the broker test driver (tests/broker)"
-mkdir -p "$TSM_ROOT/tests/broker/target"
-mvn -B -q -f tests/broker/pom.xml -DskipTests package >"$work/driver-build.log" 2>&1 \
-  || { cat "$work/driver-build.log" >&2; die "building tests/broker failed"; }
-export TSM_DRIVER_NO_BUILD=1
+build_driver "$work/driver-build.log"
 
 if [ -z "${TSM_PLUGIN_JAR:-}" ]; then
   TSM_PLUGIN_JAR=$(plugin_jar "$(backend_feature "$backend")") || die "no plugin jar"

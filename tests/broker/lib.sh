@@ -1,9 +1,27 @@
 # shellcheck shell=bash disable=SC2034  # globals are read by the scripts that source this
-# Shared by scripts/test.d/60-broker.sh and demo/run.sh (sourced after scripts/lib.sh):
-# building the plugin jar, key pairs, the rsm.config.* keys per backend, and a broker run.
+# Shared by the broker steps of scripts/test.d/ (60, 61, 62, 67, 70, 71) and demo/run.sh
+# (sourced after scripts/lib.sh): building the plugin jar and the driver, key pairs, the
+# rsm.config.* keys per backend, and a broker run.
 
 KAFKA_SH="$TSM_ROOT/scripts/services/kafka.sh"
 DRIVER="$TSM_ROOT/tests/broker/driver.sh"
+
+# build_driver LOG: builds the driver (tests/broker, Maven, incremental) once, its output to
+# LOG (printed on failure), and sets TSM_DRIVER_NO_BUILD so the step's later $DRIVER calls
+# (and cluster_client) run it without building again.
+build_driver() {
+  log "building the broker test driver (tests/broker)"
+  mkdir -p "$TSM_ROOT/tests/broker/target"
+  mvn -B -q -ntp -Dstyle.color=never -f "$TSM_ROOT/tests/broker/pom.xml" -DskipTests package >"$1" 2>&1 \
+    || { cat "$1" >&2; die "building tests/broker failed"; }
+  export TSM_DRIVER_NO_BUILD=1
+}
+
+# cluster_client ARGS...: the driver's `cluster` commands (create-topic, traffic, await-*,
+# verify, meters) with a small heap: several run beside the brokers.
+cluster_client() {
+  TSM_DRIVER_JVM_OPTS="${TSM_CLIENT_JVM_OPTS:--Xmx384m}" bash "$DRIVER" cluster "$@"
+}
 
 # plugin_jar: prints the path of the tsm plugin jar, building it first with the plugin's
 # own one-command build (crates/tsm-jni/build.sh, by default with --skip-tests: its JUnit

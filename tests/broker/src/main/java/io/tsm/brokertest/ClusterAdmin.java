@@ -71,7 +71,7 @@ final class ClusterAdmin {
     int timeoutSec;
   }
 
-  /** {@code cluster create-topic}: the payments-events shape. */
+  /** {@code cluster create-topic}: the payments-events shape (RF 3 unless told). */
   @Command(name = "create-topic", mixinStandardHelpOptions = true)
   static final class CreateTopic extends Base implements Callable<Integer> {
     @Option(names = "--partitions", defaultValue = "3")
@@ -80,11 +80,15 @@ final class ClusterAdmin {
     @Option(names = "--config", description = "K=V topic configs", split = ",")
     Map<String, String> configs = new HashMap<>();
 
+    @Option(names = "--replication-factor", defaultValue = "3")
+    short replicationFactor;
+
     @Override
     public Integer call() throws Exception {
       try (Admin a = admin(bootstrap)) {
-        a.createTopics(List.of(new NewTopic(topic, partitions, (short) 3).configs(configs))).all().get();
-        System.out.printf("topic %s created: %d partitions, RF 3, %s%n", topic, partitions, new TreeMap<>(configs));
+        a.createTopics(List.of(new NewTopic(topic, partitions, replicationFactor).configs(configs))).all().get();
+        System.out.printf("topic %s created: %d partitions, RF %d, %s%n", topic, partitions, replicationFactor,
+            new TreeMap<>(configs));
       }
       return 0;
     }
