@@ -50,20 +50,18 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 use tsm_backend_s3::S3Backend;
-use tsm_core::{
-    IndexType, KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata, RemoteStorageManager, RsmError,
-};
+use tsm_core::{IndexType, KafkaUuid, RemoteLogSegmentMetadata, RemoteStorageManager, RsmError};
 use tsm_storage::config::StorageConfig;
 use tsm_storage::{ObjectKey, StorageBackend};
+
+use common::segment::{Segment, segment, with_new_id};
 
 /// Every engine deadline of these tests.
 const DEADLINE_MS: u64 = 2000;
@@ -82,8 +80,6 @@ const PART: usize = common::PART;
 const COPY_SIZE: usize = PART + CHUNK + 4321;
 /// A segment fetched under a toxic: four chunks.
 const FETCH_SIZE: usize = 3 * CHUNK + 12_345;
-/// The offset index: large enough that its GET is cut by `limit_data` and is slow at 4 KB/s.
-const OFFSET_INDEX_SIZE: usize = 256 * 1024;
 /// `key.prefix` of the engines.
 const KEY_PREFIX: &str = "brownout/";
 
@@ -374,83 +370,6 @@ fn may_succeed(t: Toxic, call: Call) -> bool {
 
 // ---- segments ------------------------------------------------------------------------
 
-/// The broker's files of one segment and what fetch and fetchIndex must return.
-struct Segment {
-    metadata: RemoteLogSegmentMetadata,
-    data: LogSegmentData,
-    log: Vec<u8>,
-    offset_index: Vec<u8>,
-}
-
-fn new_segment_id() -> KafkaUuid {
-    static NEXT: AtomicI64 = AtomicI64::new(1);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    KafkaUuid {
-        msb: (i64::from(std::process::id()) << 32) | n,
-        lsb: n.wrapping_mul(0x5851_F42D_4C95_7F2D),
-    }
-}
-
-/// Writes a segment of `log_size` bytes (and its indexes) into a new directory under `dir`.
-fn segment(dir: &Path, log_size: usize, seed: u64) -> Segment {
-    let segment_id = new_segment_id();
-    let sub = dir.join(format!("seg-{segment_id}"));
-    std::fs::create_dir_all(&sub).expect("segment dir");
-    let write = |name: &str, bytes: &[u8]| {
-        let p = sub.join(name);
-        std::fs::write(&p, bytes).expect("write segment file");
-        p
-    };
-    let log = common::data(log_size, seed as u8);
-    let offset_index = tsm_storage::contract::pattern_vec(seed + 1000, OFFSET_INDEX_SIZE);
-    let data = LogSegmentData {
-        log_segment: write("00000000000000001000.log", &log),
-        offset_index: write("00000000000000001000.index", &offset_index),
-        time_index: write(
-            "00000000000000001000.timeindex",
-            &tsm_storage::contract::pattern_vec(seed + 2000, 12 * 1024),
-        ),
-        transaction_index: None,
-        producer_snapshot_index: write(
-            "00000000000000001000.snapshot",
-            &tsm_storage::contract::pattern_vec(seed + 3000, 1000),
-        ),
-        leader_epoch_index: Bytes::from_static(b"0\n1\n0 1000\n"),
-    };
-    let metadata = RemoteLogSegmentMetadata {
-        topic_id: KafkaUuid::parse("MWJ6FHTfRYy67jzwZdeqSQ").expect("topic id"),
-        topic: "brownout".into(),
-        partition: 0,
-        segment_id,
-        start_offset: 1000,
-        end_offset: 2000,
-        max_timestamp_ms: 1_700_000_000_000,
-        broker_id: 1,
-        event_timestamp_ms: 1_700_000_000_000,
-        segment_leader_epochs: BTreeMap::from([(0, 1000)]),
-        segment_size_in_bytes: i32::try_from(log_size).expect("segment size"),
-        custom_metadata: None,
-    };
-    Segment {
-        metadata,
-        data,
-        log,
-        offset_index,
-    }
-}
-
-/// The same files under a new segment id: the broker's retry of a failed copy.
-fn with_new_id(seg: &Segment) -> Segment {
-    let mut metadata = seg.metadata.clone();
-    metadata.segment_id = new_segment_id();
-    Segment {
-        metadata,
-        data: seg.data.clone(),
-        log: seg.log.clone(),
-        offset_index: seg.offset_index.clone(),
-    }
-}
-
 async fn read_segment(
     engine: &RemoteStorageManager,
     meta: &RemoteLogSegmentMetadata,
@@ -715,9 +634,9 @@ async fn brownout(t: Toxic, call: Call) {
     let engine = w.engine(Route::Proxied, cache).await;
     let seed = 7 + t as u64 * 10 + call as u64;
     let seg = if call == Call::Copy {
-        segment(w.dir.path(), COPY_SIZE, seed)
+        segment(w.dir.path(), "brownout", COPY_SIZE, seed)
     } else {
-        let seg = segment(w.dir.path(), FETCH_SIZE, seed);
+        let seg = segment(w.dir.path(), "brownout", FETCH_SIZE, seed);
         let setup = w.engine(Route::Direct, &[]).await;
         Box::pin(setup.copy_log_segment_data(&seg.metadata, &seg.data))
             .await
@@ -876,7 +795,7 @@ async fn copy_in_flight(
         )
         .await,
     );
-    let seg = segment(w.dir.path(), COPY_SIZE, 99);
+    let seg = segment(w.dir.path(), "brownout", COPY_SIZE, 99);
     w.proxy
         .add(&[toxic(
             "slow-up",
@@ -961,7 +880,7 @@ async fn a_copy_over_a_slow_link_is_not_stalled() {
             &[("tsm.storage.upload.timeout.ms", "120000")],
         )
         .await;
-    let seg = segment(w.dir.path(), 2 * PART + 2 * CHUNK, 55);
+    let seg = segment(w.dir.path(), "brownout", 2 * PART + 2 * CHUNK, 55);
     w.proxy
         .add(&[toxic(
             "congested-up",
@@ -1072,7 +991,7 @@ async fn a_lagging_consumer_keeps_several_gets_in_flight() {
     let Some(w) = World::new("parallel-gets").await else {
         return;
     };
-    let seg = segment(w.dir.path(), 24 << 20, 77);
+    let seg = segment(w.dir.path(), "brownout", 24 << 20, 77);
     let direct = w
         .engine(
             Route::Direct,

@@ -6,6 +6,8 @@
 //! - `TSM_SKIP_S3=1` skips these tests; otherwise a missing endpoint FAILS the test.
 #![allow(dead_code)]
 
+pub(crate) mod segment;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
