@@ -43,7 +43,6 @@ pub fn meaning(status: Option<u16>, code: Option<&str>) -> Meaning {
                 | "RequestTimeout"
                 | "InternalError"
                 | "ServiceUnavailable"
-                | "RequestTimeTooSkewed"
                 | "XMinioServerNotInitialized",
             ),
         ) => Meaning::Transient,
@@ -62,6 +61,11 @@ fn hint(status: Option<u16>, code: Option<&str>) -> &'static str {
         (_, Some("ExpiredToken" | "TokenRefreshRequired" | "InvalidToken")) => {
             " (the credentials expired: renew the session token or let the SDK's provider \
              refresh them; retrying does not help)"
+        }
+        (_, Some("RequestTimeTooSkewed")) => {
+            " (this host's clock is more than 15 minutes from the store's: fix the clock \
+             (NTP); retrying does not help, and requests are signed when sent, so no wait in \
+             tsm causes it)"
         }
         (Some(403), _) => " (permission denied: check the IAM policy of the credentials)",
         (Some(401), _) | (_, Some("InvalidAccessKeyId" | "SignatureDoesNotMatch")) => {
@@ -234,6 +238,12 @@ mod tests {
         assert_eq!(hint(Some(500), None), "");
         // An expired session token is not retriable and says so (not a transient error).
         assert!(hint(Some(400), Some("ExpiredToken")).contains("expired"));
+        assert!(hint(Some(403), Some("RequestTimeTooSkewed")).contains("clock"));
+        // A skewed host clock stays skewed: not retriable (tests/clock.rs).
+        assert_eq!(
+            meaning(Some(403), Some("RequestTimeTooSkewed")),
+            Meaning::Other
+        );
         assert_eq!(meaning(Some(400), Some("ExpiredToken")), Meaning::Other);
     }
 }

@@ -101,6 +101,15 @@ impl S3Backend {
         })
     }
 
+    /// A backend over a client built elsewhere, for tools and tests that set SDK options
+    /// the `storage.*` keys do not have (a time source, an interceptor): typically
+    /// `sdk_client().config().to_builder()` of a backend built from its keys, changed and
+    /// rebuilt. Nothing is checked: `client.cfg` must be the settings `client.sdk` was
+    /// built from.
+    pub fn from_client(client: S3Client) -> Self {
+        Self { client }
+    }
+
     /// The bucket name.
     pub fn bucket(&self) -> &str {
         &self.client.bucket
