@@ -55,6 +55,57 @@ async fn engine_failed_upload_of_any_object_cleans_up() {
     }
 }
 
+/// KAFKA-19981: the broker no longer deletes what a copy that failed retriably wrote, so
+/// the plugin's clean-up must leave nothing, not even what the store commits late. The
+/// manifest's upload is never answered (the copy gives up at its deadline) and reaches
+/// the store 1.5 s later, after the copy's delete: the clean-up deletes the manifest once
+/// more after `LATE_WRITE_GRACE`, so no manifest names deleted data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_a_manifest_the_store_commits_after_the_copy_gave_up_is_deleted_again() {
+    use std::time::Duration;
+    let world = World::new();
+    let faulty = Arc::new(FaultInjectingBackend::new(world.backend.clone()));
+    let late = Duration::from_millis(1500);
+    faulty.on_nth(Op::Upload, 3, Fault::LateWrite(late)); // the manifest
+    let mut opts = options(256, CompressionMode::On, None);
+    opts.deadlines.upload = Duration::from_millis(500);
+    opts.deadlines.idle = Duration::from_millis(500);
+    let backend: Arc<dyn StorageBackend> = faulty.clone();
+    let engine = RemoteStorageManager::new(backend, opts).expect("engine options");
+    let seg = segment(&world.path("s"), record_batches(40, 0, 62), true, 62);
+    let failed_at = tokio::time::Instant::now();
+    let e = engine
+        .copy_log_segment_data(&seg.metadata, &seg.data)
+        .await
+        .expect_err("the manifest's upload is never answered");
+    assert!(e.is_transient(), "{e}");
+    assert!(world.keys().await.is_empty(), "{:?}", world.keys().await);
+    // The store commits the manifest late: the test sees it land...
+    let until = failed_at + late + Duration::from_secs(3);
+    while !world
+        .keys()
+        .await
+        .iter()
+        .any(|k| k.ends_with(".rsm-manifest"))
+    {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "the late manifest never landed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // ...and the clean-up's second delete removes it.
+    let until = failed_at + tsm_core::engine::lifecycle::LATE_WRITE_GRACE + Duration::from_secs(3);
+    while !world.keys().await.is_empty() {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "a manifest names deleted data: {:?}",
+            world.keys().await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_cut_fetch_stream_is_an_error_and_retry_works() {
     let world = World::new();

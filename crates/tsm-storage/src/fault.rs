@@ -7,7 +7,9 @@
 //! `fetch` the returned stream ends with an error after N bytes; for `upload` the body the
 //! inner backend sees fails after N bytes, so the inner backend's abort path runs).
 //! Injected errors are [`BackendError::Transient`] with detail `injected fault ...`. A
-//! [`Fault::Stall`] delays the call instead of failing it.
+//! [`Fault::Stall`] delays the call instead of failing it; [`Fault::LateWrite`] never
+//! answers an upload but lets it land later, as a store that commits a write after its
+//! client's deadline.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,6 +51,11 @@ pub enum Fault {
     /// The call waits this long, then proceeds normally (a store that hangs; tests of the
     /// `fetch.*.get.timeout.ms` bounds). The wait is a tokio sleep: dropping the call ends it.
     Stall(std::time::Duration),
+    /// An upload the store commits after its client gave up: the call never answers (the
+    /// caller's deadline ends it), and the upload reaches the inner backend on its own
+    /// after this delay, whether or not the call was dropped (a PUT that lands after the
+    /// client's timeout). For the other operations it acts as [`Fault::Stall`].
+    LateWrite(std::time::Duration),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -118,7 +125,11 @@ impl FaultInjectingBackend {
             .rules_mut()
             .iter()
             .find(|r| r.op == op && r.nth.is_none_or(|k| k == n))
-            .map(|r| r.fault);
+            .map(|r| match (op, r.fault) {
+                (Op::Upload, f) => f,
+                (_, Fault::LateWrite(d)) => Fault::Stall(d),
+                (_, f) => f,
+            });
         (n, fault)
     }
 }
@@ -180,6 +191,14 @@ impl StorageBackend for FaultInjectingBackend {
                 tokio::time::sleep(d).await;
                 self.inner.upload(key, body, size).await
             }
+            (_, Some(Fault::LateWrite(d))) => {
+                let (inner, key) = (self.inner.clone(), key.clone());
+                tokio::spawn(async move {
+                    tokio::time::sleep(d).await;
+                    let _ = inner.upload(&key, body, size).await;
+                });
+                std::future::pending().await
+            }
             (_, None) => self.inner.upload(key, body, size).await,
         }
     }
@@ -201,7 +220,7 @@ impl StorageBackend for FaultInjectingBackend {
                 );
                 Ok(cut(stream, limit, err))
             }
-            (_, Some(Fault::Stall(d))) => {
+            (_, Some(Fault::Stall(d) | Fault::LateWrite(d))) => {
                 tokio::time::sleep(d).await;
                 self.inner.fetch(key, range).await
             }
@@ -211,7 +230,7 @@ impl StorageBackend for FaultInjectingBackend {
 
     async fn delete(&self, keys: &[ObjectKey]) -> Result<(), BackendError> {
         match self.begin(Op::Delete) {
-            (_, Some(Fault::Stall(d))) => {
+            (_, Some(Fault::Stall(d) | Fault::LateWrite(d))) => {
                 tokio::time::sleep(d).await;
                 self.inner.delete(keys).await
             }
@@ -236,7 +255,7 @@ impl StorageBackend for FaultInjectingBackend {
 
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         match self.begin(Op::List) {
-            (_, Some(Fault::Stall(d))) => {
+            (_, Some(Fault::Stall(d) | Fault::LateWrite(d))) => {
                 let inner = self.inner.list(prefix);
                 futures::stream::once(async move {
                     tokio::time::sleep(d).await;

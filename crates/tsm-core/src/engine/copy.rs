@@ -160,7 +160,7 @@ pub(super) async fn copy(
         inner.lifecycle.deadlines.delete,
     );
     match upload_all(
-        inner, metadata, data, &keys, transform, encryption, log_size,
+        inner, metadata, data, &guard, transform, encryption, log_size,
     )
     .await
     {
@@ -298,11 +298,12 @@ async fn upload_all(
     inner: &Arc<EngineShared>,
     metadata: &RemoteLogSegmentMetadata,
     data: &LogSegmentData,
-    keys: &SegmentKeys,
+    guard: &CopyGuard,
     transform: Arc<SegmentTransform>,
     encryption: Option<EncryptionJson>,
     log_size: u64,
 ) -> Result<Vec<(ObjectType, u64)>, RsmError> {
+    let keys = guard.keys();
     let (index, log_stored) = upload_log(
         inner,
         &keys.log,
@@ -330,6 +331,7 @@ async fn upload_all(
     };
     let body = Bytes::from(manifest.to_json());
     let len = body.len() as u64;
+    guard.manifest_started();
     let manifest_stored = inner
         .backend
         .upload(

@@ -21,7 +21,7 @@ pub mod deadline;
 use std::time::Duration;
 
 pub use budget::{MemoryBudget, Pools, Reservation};
-pub use cleanup::CopyGuard;
+pub use cleanup::{CopyGuard, LATE_WRITE_GRACE};
 pub use deadline::{DeadlineBackend, Deadlines};
 
 /// Default `tsm.close.timeout.ms`.
