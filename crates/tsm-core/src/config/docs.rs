@@ -127,7 +127,8 @@ read, hits included.
 returns; a copy whose call is abandoned (broker thread interrupted on shutdown or a \
 leadership change) deletes them in the background; a dropped S3 multipart upload is aborted \
 the same way. The manifest is written last, so a segment is either complete or has no \
-manifest. `close()` refuses new calls and waits up to `tsm.close.timeout.ms` for this \
+manifest; a manifest write the copy gave up on (its deadline passed) is deleted once more 5 s \
+after the clean-up, in case the store committed it late. `close()` refuses new calls and waits up to `tsm.close.timeout.ms` for this \
 clean-up before the native runtime stops; a delete the broker issues on an interrupted \
 thread still runs to its end. If the store is down longer than the deadlines, objects \
 without a manifest can remain: `tsm ls --orphans` lists them, `tsm gc --older-than 1h` \
