@@ -126,7 +126,8 @@ impl SegmentRef {
 
     /// Broker-style metadata for the engine. Its custom metadata pins the exact prefix and
     /// main path found, so the engine reads these objects whatever the key layout.
-    /// `end_offset` is unknown from keys and set to the start offset.
+    /// `end_offset` is unknown from keys: -1, below the start offset, which tells the
+    /// engine's integrity check not to compare it (`tsm_core::manifest::integrity`).
     pub(crate) fn metadata(&self) -> RemoteLogSegmentMetadata {
         let custom = CustomMetadata {
             remote_size: None,
@@ -139,7 +140,7 @@ impl SegmentRef {
             partition: self.partition,
             segment_id: self.segment_id,
             start_offset: self.start_offset,
-            end_offset: self.start_offset,
+            end_offset: -1,
             max_timestamp_ms: 0,
             broker_id: -1,
             event_timestamp_ms: 0,

@@ -79,6 +79,10 @@ fn ls_inspect_fetch_and_verify_engine_written_segments() {
         .expect_code(0)
         .stdout;
     assert!(text.contains("AES-256-GCM, key pair k1"), "{text}");
+    assert!(
+        text.contains("integrity    digests and MAC (") && !text.contains("chunkDigests"),
+        "{text}"
+    );
 
     // fetch: whole segment byte-identical, a range, indexes.
     let out = w.path("restored.log");

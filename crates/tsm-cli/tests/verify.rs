@@ -1,6 +1,7 @@
 //! verify finds damaged segments and says what and where: a flipped byte in a chunk, a
 //! truncated object, a missing index, a manifest naming the wrong key pair, a record
-//! batch with a bad CRC in an untransformed segment.
+//! batch with a bad CRC in an untransformed segment, each integrity case (another
+//! segment's objects, a shrunk size, a removed MAC, no integrity data at all).
 
 use crate::util::World;
 
@@ -88,11 +89,17 @@ fn verify_checks_record_batch_crcs_and_index_sizes() {
     w.write_properties();
     let crc = w.write_segment("plain", 0, 0, 20);
     let idx = w.write_segment("plain", 0, 100, 20);
-    // Stored bytes are the original bytes: flip a payload byte of batch 3.
-    let log = w.object(&format!("tiered/{}.log", crc.main_path));
-    let mut bytes = std::fs::read(&log).expect("read");
-    bytes[3 * (61 + 150) + 100] ^= 1;
-    std::fs::write(&log, &bytes).expect("write");
+    let digested = w.write_segment("plain", 0, 200, 20);
+    // Stored bytes are the original bytes: flip a payload byte of batch 3, in a segment
+    // without integrity data (as the Java plugin writes them: only the batch CRC tells)
+    // and in one with (its chunk digest tells first).
+    strip_integrity(&w, &crc.main_path);
+    for seg in [&crc, &digested] {
+        let log = w.object(&format!("tiered/{}.log", seg.main_path));
+        let mut bytes = std::fs::read(&log).expect("read");
+        bytes[3 * (61 + 150) + 100] ^= 1;
+        std::fs::write(&log, &bytes).expect("write");
+    }
     // A .indexes object 3 bytes short of what segmentIndexes say.
     let indexes = w.object(&format!("tiered/{}.indexes", idx.main_path));
     let bytes = std::fs::read(&indexes).expect("read");
@@ -100,10 +107,101 @@ fn verify_checks_record_batch_crcs_and_index_sizes() {
     let v = w.tsm(&["--json", "verify"]).expect_code(1).json();
     let p = problems_of(&v, &crc.main_path);
     assert!(p.iter().any(|p| p.contains("CRC32C")), "crc: {p:?}");
+    let p = problems_of(&v, &digested.main_path);
+    assert!(
+        p.iter().any(|p| p.contains("do not match the digest")),
+        "digested: {p:?}"
+    );
     let p = problems_of(&v, &idx.main_path);
     assert!(
         p.iter().any(|p| p.contains(".indexes: stored size")),
         "indexes: {p:?}"
+    );
+}
+
+/// Removes a segment's integrity data from its manifest (as if the Java plugin wrote it).
+fn strip_integrity(w: &World, main_path: &str) {
+    edit_manifest(w, main_path, |m| {
+        m["remoteLogSegmentMetadata"]
+            .as_object_mut()
+            .expect("metadata")
+            .remove("tsmIntegrity");
+    });
+}
+
+fn edit_manifest(w: &World, main_path: &str, f: impl FnOnce(&mut serde_json::Value)) {
+    let path = w.object(&format!("tiered/{main_path}.rsm-manifest"));
+    let mut m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read manifest")).expect("json");
+    f(&mut m);
+    std::fs::write(&path, serde_json::to_vec(&m).expect("json")).expect("write manifest");
+}
+
+/// Each case of a writer of the bucket tampering with an encrypted segment is a bad
+/// segment with what and where: another segment's objects at its keys, a size shrunk in
+/// the manifest, a MAC removed. A segment without integrity data is reported as such, and
+/// is bad only under `tsm.integrity.required=true`.
+#[test]
+fn verify_reports_each_integrity_case() {
+    let mut w = World::new(true);
+    let substituted = w.write_segment("i", 0, 0, 30);
+    let other = w.write_segment("i", 1, 0, 30);
+    let shrunk = w.write_segment("i", 0, 100, 30);
+    let stripped_mac = w.write_segment("i", 0, 200, 30);
+    let legacy = w.write_segment("i", 0, 300, 30);
+    let good = w.write_segment("i", 0, 400, 30);
+    let v = w.tsm(&["--json", "verify"]).expect_code(0).json();
+    assert_eq!(v["withoutIntegrity"], 0, "{v}");
+    for s in v["segments"].as_array().expect("segments") {
+        assert_eq!(s["integrity"], "mac", "{s}");
+    }
+
+    for ext in ["log", "indexes", "rsm-manifest"] {
+        let from = w.object(&format!("tiered/{}.{ext}", other.main_path));
+        let to = w.object(&format!("tiered/{}.{ext}", substituted.main_path));
+        std::fs::copy(from, to).expect("copy object");
+    }
+    edit_manifest(&w, &shrunk.main_path, |m| {
+        let size = m["chunkIndex"]["originalFileSize"].as_u64().expect("size");
+        m["chunkIndex"]["originalFileSize"] = (size - 1).into();
+    });
+    edit_manifest(&w, &stripped_mac.main_path, |m| {
+        m["remoteLogSegmentMetadata"]["tsmIntegrity"]
+            .as_object_mut()
+            .expect("integrity")
+            .remove("mac");
+    });
+    strip_integrity(&w, &legacy.main_path);
+
+    let r = w.tsm(&["--json", "verify"]).expect_code(1);
+    let v = r.json();
+    assert_eq!(v["bad"], 3, "{v}");
+    assert_eq!(v["withoutIntegrity"], 1, "{v}");
+    let has = |seg: &str, words: &str| {
+        let p = problems_of(&v, seg);
+        assert!(p.iter().any(|p| p.contains(words)), "{seg}: {p:?}");
+    };
+    has(&substituted.main_path, "not for the segment asked for");
+    has(&shrunk.main_path, "MAC does not match");
+    has(&stripped_mac.main_path, "no MAC on an encrypted segment");
+    assert!(problems_of(&v, &legacy.main_path).is_empty());
+    assert!(problems_of(&v, &good.main_path).is_empty());
+    let text = w.tsm(&["verify"]).expect_code(1).stdout;
+    assert!(text.contains("integrity: none"), "{text}");
+    assert!(
+        text.contains("6 segment(s) checked, 3 bad, 1 without integrity data"),
+        "{text}"
+    );
+
+    w.props
+        .insert("tsm.integrity.required".into(), "true".into());
+    w.write_properties();
+    let v = w.tsm(&["--json", "verify"]).expect_code(1).json();
+    assert_eq!(v["bad"], 4, "{v}");
+    let p = problems_of(&v, &legacy.main_path);
+    assert!(
+        p.iter().any(|p| p.contains("tsm.integrity.required=true")),
+        "{p:?}"
     );
 }
 

@@ -8,8 +8,9 @@
 //! [`crate::chunking::read_chunks`]) or of what a job needs to produce its chunk (on the
 //! write path the engine passes chunk numbers and each job reads its chunk from the segment
 //! file itself, so reads run in parallel too) and a CPU-bound `Fn(chunk_index, item)`.
-//! Output: a [`Stream`] of the transformed chunks in input order, which the caller uploads
-//! (multipart parts) or returns to the broker.
+//! Output: a [`Stream`] of the transformed chunks (or whatever the function returns for
+//! each, e.g. a chunk with its digest) in input order, which the caller uploads (multipart
+//! parts) or returns to the broker.
 //!
 //! Each chunk's transform runs on tokio's blocking pool (`spawn_blocking`), so several
 //! chunks are compressed/encrypted on all cores while the async side keeps doing I/O.
@@ -37,7 +38,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use futures::stream::FuturesOrdered;
 use futures::{Stream, StreamExt};
 
@@ -82,15 +82,16 @@ pub fn default_max_in_flight() -> usize {
 /// number inside `transform` when a read starts mid-segment).
 ///
 /// See the [module docs](self) for the memory bound, errors and cancellation.
-pub fn ordered_transform<S, T, F, E>(
+pub fn ordered_transform<S, T, F, O, E>(
     input: S,
     max_in_flight: usize,
     transform: F,
-) -> impl Stream<Item = Result<Bytes, E>> + Send
+) -> impl Stream<Item = Result<O, E>> + Send
 where
     S: Stream<Item = Result<T, E>> + Send,
     T: Send + 'static,
-    F: Fn(u64, T) -> Result<Bytes, E> + Send + Sync + 'static,
+    F: Fn(u64, T) -> Result<O, E> + Send + Sync + 'static,
+    O: Send + 'static,
     E: From<PipelineError> + Send + 'static,
 {
     let max = max_in_flight.max(1);
@@ -104,29 +105,30 @@ where
 /// only those from `input` (so only those were downloaded), while a reader that keeps going
 /// reaches full parallelism after about log2(`max_in_flight`) + 1 chunks. Used on the read
 /// path.
-pub fn ordered_transform_ramped<S, T, F, E>(
+pub fn ordered_transform_ramped<S, T, F, O, E>(
     input: S,
     max_in_flight: usize,
     transform: F,
-) -> impl Stream<Item = Result<Bytes, E>> + Send
+) -> impl Stream<Item = Result<O, E>> + Send
 where
     S: Stream<Item = Result<T, E>> + Send,
     T: Send + 'static,
-    F: Fn(u64, T) -> Result<Bytes, E> + Send + Sync + 'static,
+    F: Fn(u64, T) -> Result<O, E> + Send + Sync + 'static,
+    O: Send + 'static,
     E: From<PipelineError> + Send + 'static,
 {
     Ordered::new(input, transform, 1, max_in_flight.max(1))
 }
 
-type Job<E> = Pin<Box<dyn Future<Output = Result<Bytes, E>> + Send>>;
+type Job<O, E> = Pin<Box<dyn Future<Output = Result<O, E>> + Send>>;
 
 /// The pipeline's state: the input, the transforms in flight (in input order) and the
 /// window. All fields are `Unpin` (boxed), so no pin projection is needed.
-struct Ordered<S, T, F, E> {
+struct Ordered<S, T, F, O, E> {
     input: Pin<Box<S>>,
     _item: std::marker::PhantomData<fn(T)>,
     transform: Arc<F>,
-    in_flight: FuturesOrdered<Job<E>>,
+    in_flight: FuturesOrdered<Job<O, E>>,
     next_index: u64,
     window: usize,
     max_window: usize,
@@ -135,11 +137,12 @@ struct Ordered<S, T, F, E> {
     failed: bool,
 }
 
-impl<S, T, F, E> Ordered<S, T, F, E>
+impl<S, T, F, O, E> Ordered<S, T, F, O, E>
 where
     S: Stream<Item = Result<T, E>> + Send,
     T: Send + 'static,
-    F: Fn(u64, T) -> Result<Bytes, E> + Send + Sync + 'static,
+    F: Fn(u64, T) -> Result<O, E> + Send + Sync + 'static,
+    O: Send + 'static,
     E: From<PipelineError> + Send + 'static,
 {
     fn new(input: S, transform: F, window: usize, max_window: usize) -> Self {
@@ -158,7 +161,7 @@ where
     }
 
     /// The job for chunk `index`: its transform on the blocking pool.
-    fn job(&self, index: u64, item: Result<T, E>) -> Job<E> {
+    fn job(&self, index: u64, item: Result<T, E>) -> Job<O, E> {
         let transform = Arc::clone(&self.transform);
         Box::pin(async move {
             let chunk = item?;
@@ -181,14 +184,15 @@ where
     }
 }
 
-impl<S, T, F, E> Stream for Ordered<S, T, F, E>
+impl<S, T, F, O, E> Stream for Ordered<S, T, F, O, E>
 where
     S: Stream<Item = Result<T, E>> + Send,
     T: Send + 'static,
-    F: Fn(u64, T) -> Result<Bytes, E> + Send + Sync + 'static,
+    F: Fn(u64, T) -> Result<O, E> + Send + Sync + 'static,
+    O: Send + 'static,
     E: From<PipelineError> + Send + 'static,
 {
-    type Item = Result<Bytes, E>;
+    type Item = Result<O, E>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();

@@ -15,6 +15,7 @@ use tsm_codec::ChunkIndex;
 use crate::{IndexType, ObjectKey, RemoteLogSegmentMetadata, RsmError};
 
 pub mod bounds;
+pub mod integrity;
 
 /// The only manifest version this crate writes and reads.
 pub const MANIFEST_VERSION: &str = "1";

@@ -11,7 +11,8 @@
 use bytes::Bytes;
 use tsm_codec::{CodecError, compression};
 use tsm_crypto::{
-    Aad, ChunkCipher, CryptoError, DataKey, ENCRYPTION_OVERHEAD, IV_LEN, KeyRing, TAG_LEN,
+    Aad, ChunkCipher, CryptoError, DataKey, ENCRYPTION_OVERHEAD, IV_LEN, KeyRing, SegmentMac,
+    TAG_LEN,
 };
 
 use crate::IndexType;
@@ -86,21 +87,53 @@ impl ChunkBuffers for FreshBuffers {
     }
 }
 
-/// How one segment's chunks are transformed: optional zstd (level), optional AES cipher.
+/// What an encrypted segment's data key gives: the chunk cipher and the integrity MAC key
+/// (`manifest::integrity`).
+#[derive(Debug, Clone)]
+pub struct SegmentCrypto {
+    /// AES-256-GCM of the chunks and indexes.
+    pub cipher: ChunkCipher,
+    /// The key of the segment's integrity MAC.
+    pub mac: SegmentMac,
+}
+
+impl SegmentCrypto {
+    /// Both, from the segment's data key and AAD.
+    pub fn new(key: &DataKey, aad: &Aad) -> Self {
+        Self {
+            cipher: ChunkCipher::new(key, aad),
+            mac: SegmentMac::new(key),
+        }
+    }
+}
+
+/// How one segment's chunks are transformed: optional zstd (level), optional AES cipher
+/// (with the segment's MAC key).
 #[derive(Debug)]
 pub struct SegmentTransform {
     compression_level: Option<i32>,
     cipher: Option<ChunkCipher>,
+    mac: Option<SegmentMac>,
 }
 
 impl SegmentTransform {
     /// `compression_level`: `Some(level)` compresses every `.log` chunk with zstd at that
-    /// level (3 in the Java plugin); `cipher`: `Some` encrypts every chunk and index.
-    pub fn new(compression_level: Option<i32>, cipher: Option<ChunkCipher>) -> Self {
+    /// level (3 in the Java plugin); `crypto`: `Some` encrypts every chunk and index.
+    pub fn new(compression_level: Option<i32>, crypto: Option<SegmentCrypto>) -> Self {
+        let (cipher, mac) = match crypto {
+            Some(c) => (Some(c.cipher), Some(c.mac)),
+            None => (None, None),
+        };
         Self {
             compression_level,
             cipher,
+            mac,
         }
+    }
+
+    /// The segment's integrity MAC key when it is encrypted.
+    pub fn mac(&self) -> Option<&SegmentMac> {
+        self.mac.as_ref()
     }
 
     /// No transform at all: stored bytes equal original bytes.
@@ -279,16 +312,15 @@ pub fn index_ordinal(index: IndexType) -> u64 {
 }
 
 /// A fresh data key and AAD for one segment, the DEK wrapped under the key ring's active
-/// key pair: the cipher for the chunks and the manifest's `encryption` object.
+/// key pair: the cipher and MAC key for the chunks and the manifest's `encryption` object.
 pub fn new_segment_encryption(
     ring: &KeyRing,
-) -> Result<(ChunkCipher, EncryptionJson), TransformError> {
+) -> Result<(SegmentCrypto, EncryptionJson), TransformError> {
     let key = DataKey::generate()?;
     let aad = Aad::generate()?;
     let data_key = ring.wrap(&key)?;
-    let cipher = ChunkCipher::new(&key, &aad);
     Ok((
-        cipher,
+        SegmentCrypto::new(&key, &aad),
         EncryptionJson {
             data_key,
             aad: aad.to_base64(),
@@ -296,12 +328,16 @@ pub fn new_segment_encryption(
     ))
 }
 
-/// The cipher of a stored segment from its manifest's `encryption` object (unwraps the DEK
-/// with the key pair named before `:`; an unknown id is an error naming it).
-pub fn segment_cipher(ring: &KeyRing, enc: &EncryptionJson) -> Result<ChunkCipher, TransformError> {
+/// The cipher and MAC key of a stored segment from its manifest's `encryption` object
+/// (unwraps the DEK with the key pair named before `:`; an unknown id is an error naming
+/// it).
+pub fn segment_crypto(
+    ring: &KeyRing,
+    enc: &EncryptionJson,
+) -> Result<SegmentCrypto, TransformError> {
     let key = ring.unwrap(&enc.data_key)?;
     let aad = Aad::from_base64(&enc.aad)?;
-    Ok(ChunkCipher::new(&key, &aad))
+    Ok(SegmentCrypto::new(&key, &aad))
 }
 
 #[cfg(test)]
@@ -315,7 +351,7 @@ mod tests {
         let data = Bytes::from(vec![42u8; 1000]);
         for level in [None, Some(3)] {
             for enc in [false, true] {
-                let t = SegmentTransform::new(level, enc.then(|| ChunkCipher::new(&key, &aad)));
+                let t = SegmentTransform::new(level, enc.then(|| SegmentCrypto::new(&key, &aad)));
                 let stored = t.encode_chunk(0, data.clone()).expect("encode");
                 if let Some(n) = t.fixed_stored_len(1000) {
                     assert_eq!(stored.len() as u64, n);
@@ -336,7 +372,7 @@ mod tests {
         let data: Vec<u8> = (0..50_000u32).map(|i| (i % 97) as u8).collect();
         for level in [None, Some(3)] {
             for enc in [false, true] {
-                let t = SegmentTransform::new(level, enc.then(|| ChunkCipher::new(&key, &aad)));
+                let t = SegmentTransform::new(level, enc.then(|| SegmentCrypto::new(&key, &aad)));
                 let buffers = FreshBuffers { chunk_size: 50_000 };
                 let stored = t
                     .encode_chunk_with::<TransformError>(4, data.len(), &buffers, |buf| {
@@ -376,7 +412,7 @@ mod tests {
     fn tampered_chunk_names_the_chunk() {
         let key = DataKey::generate().expect("dek");
         let aad = Aad::generate().expect("aad");
-        let t = SegmentTransform::new(Some(3), Some(ChunkCipher::new(&key, &aad)));
+        let t = SegmentTransform::new(Some(3), Some(SegmentCrypto::new(&key, &aad)));
         let stored = t
             .encode_chunk(7, Bytes::from_static(b"hello"))
             .expect("encode");

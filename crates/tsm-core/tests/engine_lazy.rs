@@ -27,7 +27,9 @@ async fn engine_fetch_downloads_only_overlapping_chunks() {
     opts.max_get_bytes = 3000;
     opts.first_read_bytes = 3000;
     opts.get_part_bytes = 3000;
-    let engine = world.engine(opts);
+    // A plain segment without chunk digests, as the Java plugin writes them.
+    opts.write_integrity = false;
+    let engine = world.engine(opts.clone());
     let seg = segment(&world.path("s"), Rng::new(50).bytes(100_000), false, 50);
     engine
         .copy_log_segment_data(&seg.metadata, &seg.data)
@@ -35,7 +37,7 @@ async fn engine_fetch_downloads_only_overlapping_chunks() {
         .expect("copy");
     check_range(&engine, &seg, 0, Some(0), "warm manifest").await;
 
-    // A plain segment is read at exact ranges: 10 bytes inside chunk 50 download 10 bytes.
+    // Such a segment is read at exact ranges: 10 bytes inside chunk 50 download 10 bytes.
     let before = downloaded(&engine);
     check_range(&engine, &seg, 50_100, Some(50_109), "inside one chunk").await;
     assert_eq!(downloaded(&engine) - before, 10);
@@ -44,6 +46,28 @@ async fn engine_fetch_downloads_only_overlapping_chunks() {
     let before = downloaded(&engine);
     check_range(&engine, &seg, 10_500, Some(14_500), "five chunks").await;
     assert_eq!(downloaded(&engine) - before, 4001);
+
+    // With chunk digests (tsm writes them) every chunk read is read whole and checked:
+    // 10 bytes inside chunk 50 download chunk 50, and nothing else.
+    opts.write_integrity = true;
+    let digested = world.engine(opts);
+    let seg2 = segment(&world.path("d"), Rng::new(51).bytes(100_000), false, 51);
+    digested
+        .copy_log_segment_data(&seg2.metadata, &seg2.data)
+        .await
+        .expect("copy");
+    check_range(&digested, &seg2, 0, Some(0), "warm manifest").await;
+    let before = downloaded(&digested);
+    check_range(
+        &digested,
+        &seg2,
+        50_100,
+        Some(50_109),
+        "inside one digested chunk",
+    )
+    .await;
+    read_ahead_idle(&digested).await;
+    assert_eq!(downloaded(&digested) - before, 1000);
 
     // Drop a whole-segment stream after its first item: the rest is never downloaded.
     let before = downloaded(&engine);

@@ -150,10 +150,17 @@ async fn sequential_catch_up_downloads_each_stored_byte_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_reads_do_not_read_ahead() {
-    for compression in [CompressionMode::Off, CompressionMode::On] {
+    // Plain without digests (the Java plugin's segments), plain with digests (tsm's: read in
+    // whole chunks), compressed.
+    for (compression, integrity) in [
+        (CompressionMode::Off, false),
+        (CompressionMode::Off, true),
+        (CompressionMode::On, true),
+    ] {
         let world = World::new();
         let chunk = 128 * 1024u32;
-        let opts = options(chunk, compression, None);
+        let mut opts = options(chunk, compression, None);
+        opts.write_integrity = integrity;
         let engine = metered(&world, opts);
         let seg = segment(&world.path("s"), record_batches(12_000, 0, 8), false, 8);
         engine
@@ -184,13 +191,13 @@ async fn random_reads_do_not_read_ahead() {
             read_ahead_idle(&engine).await;
             let (_, after) = cost(&engine);
             let down = after - before;
-            let what = format!("{compression:?} read {i} at {start}");
-            if compression == CompressionMode::Off {
-                // Plain: the first read is exactly the broker's 1 MiB.
+            let what = format!("{compression:?} (integrity {integrity}) read {i} at {start}");
+            if !integrity {
+                // Plain without digests: the first read is exactly the broker's 1 MiB.
                 assert_eq!(down, MIB, "{what}");
             } else {
-                // Transformed: the chunks holding the read (through the read-ahead store,
-                // loaded in parallel), nothing after them.
+                // Transformed or digested: the chunks holding the read (through the
+                // read-ahead store, loaded in parallel), nothing after them.
                 let per_chunk = stored.div_ceil(size.div_ceil(u64::from(chunk))) * 3 / 2;
                 let holding = MIB / u64::from(chunk) + 1;
                 let bound = holding * per_chunk;
@@ -265,6 +272,8 @@ async fn plain_ranges_download_exactly_the_bytes_asked() {
     opts.first_read_bytes = 100_000;
     opts.get_part_bytes = 70_000;
     opts.min_sub_range_bytes = 10_000;
+    // Exact ranges are for plain segments without chunk digests (the Java plugin's).
+    opts.write_integrity = false;
     let split = opts.gets_in_flight as u64;
     let engine = metered(&world, opts);
     let seg = segment(&world.path("s"), Rng::new(3).bytes(1_000_000), false, 3);
@@ -304,6 +313,9 @@ async fn a_dropped_stream_returns_its_budget_and_issues_no_more_gets() {
         let world = World::new();
         let mut opts = options(64 * 1024, compression, None);
         opts.min_sub_range_bytes = 16 * 1024;
+        // A plain segment without chunk digests is read at exact ranges (a digested one as
+        // a transformed one, through the store).
+        opts.write_integrity = compression != CompressionMode::Off;
         let engine = metered(&world, opts);
         let seg = segment(&world.path("s"), record_batches(8000, 0, 5), false, 5);
         engine
@@ -463,18 +475,24 @@ async fn plain_catch_up_with_big_chunks_downloads_what_it_delivers() {
 async fn a_local_directory_reads_plain_segments_at_exact_ranges() {
     let chunk = 4 * MIB as u32;
     let size = 16 * MIB;
-    for (compression, plain_ahead, reads_ahead) in [
-        (CompressionMode::Off, None, false),
-        (CompressionMode::On, None, true),
-        (CompressionMode::Off, Some(true), true),
-        (CompressionMode::On, Some(false), true),
+    // (compression, tsm.fetch.read.ahead.plain, chunk digests, reads through the store)
+    for (compression, plain_ahead, integrity, reads_ahead) in [
+        (CompressionMode::Off, None, false, false),
+        (CompressionMode::On, None, true, true),
+        (CompressionMode::Off, Some(true), false, true),
+        (CompressionMode::On, Some(false), true, true),
+        // Digested plain chunks are read whole into the store (no read-ahead beyond).
+        (CompressionMode::Off, None, true, true),
     ] {
         let world = World::new();
         let mut opts = EngineOptions::new(chunk);
         opts.compression = compression;
         opts.read_ahead_plain = plain_ahead;
+        opts.write_integrity = integrity;
         let engine = metered(&world, opts);
-        let what = format!("{compression:?}, tsm.fetch.read.ahead.plain {plain_ahead:?}");
+        let what = format!(
+            "{compression:?}, tsm.fetch.read.ahead.plain {plain_ahead:?}, integrity {integrity}"
+        );
         assert_eq!(
             engine.options().read_ahead_plain,
             Some(plain_ahead.unwrap_or(false)),

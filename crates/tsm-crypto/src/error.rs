@@ -149,4 +149,10 @@ pub enum CryptoError {
         /// What is wrong (lengths only).
         reason: String,
     },
+
+    /// A segment's integrity MAC does not match what was recorded at copy time: the
+    /// manifest's fields, digests or the segment's identity were changed, or the objects
+    /// belong to another segment.
+    #[error("integrity MAC does not match")]
+    MacMismatch,
 }

@@ -14,6 +14,9 @@
 //!   (Java/BouncyCastle: `RSA/NONE/OAEPWithSHA3-512AndMGF1Padding`), under the active key
 //!   pair of a [`KeyRing`], stored as the manifest `encryption.dataKey`
 //!   `"<keyPairId>:<base64>"` (standard alphabet, padded);
+//! - [`SegmentMac`]: tsm's integrity MAC of an encrypted segment (HMAC-SHA256 under a key
+//!   derived from the DEK with HKDF), which binds its chunks and indexes to the segment
+//!   (tsm only: the Java plugin ignores the manifest field that holds it);
 //! - key pairs loaded from PEM files (X.509 SubjectPublicKeyInfo public keys, PKCS#8 or
 //!   PKCS#1 private keys); key-pair ids containing `:` are rejected.
 //!
@@ -43,10 +46,12 @@ mod chunk;
 mod data_key_string;
 mod error;
 mod keyring;
+mod mac;
 mod segment_secrets;
 
 pub use chunk::{ChunkCipher, ENCRYPTION_OVERHEAD, IV_LEN, TAG_LEN};
 pub use data_key_string::{format_data_key, parse_data_key, validate_key_pair_id};
 pub use error::CryptoError;
 pub use keyring::{KeyPair, KeyRing, MIN_MODULUS_BITS};
+pub use mac::{MAC_LEN, MacInput, SegmentMac};
 pub use segment_secrets::{AAD_LEN, Aad, DATA_KEY_LEN, DataKey};

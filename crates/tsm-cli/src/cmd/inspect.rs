@@ -1,12 +1,13 @@
 //! `tsm inspect <segment>`: the segment's keys and object sizes, its manifest (version,
-//! compression, key-pair id, chunk table summary, index positions and sizes, the
-//! informational `remoteLogSegmentMetadata`) and the KIP-917 custom metadata the plugin
+//! compression, key-pair id, chunk table summary, index positions and sizes, what
+//! integrity data it carries, the informational `remoteLogSegmentMetadata`) and the KIP-917 custom metadata the plugin
 //! would return for it (only the fields in `custom.metadata.fields.include`). Reads the
 //! manifest only.
 
 use serde_json::json;
 use tsm_core::IndexType;
 use tsm_core::config::CustomMetadataField;
+use tsm_core::manifest::integrity::SegmentIntegrity;
 
 use crate::context::Context;
 use crate::error::{CliError, CliResult};
@@ -46,7 +47,25 @@ pub(crate) async fn run(ctx: &Context, arg: &str) -> CliResult {
         custom.insert(name.to_string(), value);
     }
     let custom = serde_json::Value::Object(custom);
+    // What integrity data the manifest carries (checked by `tsm verify`, not here).
+    let integrity = match SegmentIntegrity::from_manifest(key, &m) {
+        Ok(Some(i)) => {
+            let what = if i.mac.is_some() {
+                "digests and MAC"
+            } else {
+                "digests"
+            };
+            format!(
+                "{what} ({} chunk digests), written for {}",
+                i.chunk_digests.len(),
+                i.identity
+            )
+        }
+        Ok(None) => "none (written by the Java plugin or an older tsm)".to_string(),
+        Err(e) => format!("invalid: {e}"),
+    };
     let report = json!({
+        "integrity": integrity,
         "segment": seg.name(),
         "topicId": seg.topic_id.to_string(),
         "segmentId": seg.segment_id.to_string(),
@@ -138,7 +157,13 @@ pub(crate) async fn run(ctx: &Context, arg: &str) -> CliResult {
             None => o.line(format!("  {:<18} none", t.java_name()))?,
         }
     }
+    o.line(format!("integrity    {integrity}"))?;
     if let Some(meta) = &m.remote_log_segment_metadata {
+        // The integrity data is summed up above (its digests are long).
+        let mut meta = meta.clone();
+        if let Some(obj) = meta.as_object_mut() {
+            obj.remove(tsm_core::manifest::integrity::FIELD);
+        }
         o.line(format!("broker metadata {meta}"))?;
     }
     if custom.as_object().is_some_and(|c| c.is_empty()) {

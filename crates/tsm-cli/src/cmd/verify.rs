@@ -7,13 +7,19 @@
 //!    the engine's fetch path, and the restored log walks as Kafka v2 record batches
 //!    with valid CRC32C and increasing offsets ([`tsm_kafka_log::walker`]);
 //! 5. every index restores; the OFFSET index is a multiple of 8 bytes, TIMESTAMP of 12,
-//!    TRANSACTION of 34.
+//!    TRANSACTION of 34;
+//! 6. integrity (tsm-core's `manifest::integrity`, checked by the engine in 4 and 5): the
+//!    recorded identity is the one the keys name, every stored chunk and index matches its
+//!    digest, the MAC of an encrypted segment verifies; the recorded end offset is the
+//!    last batch's. A segment without integrity data (the Java plugin's) is reported as
+//!    such (`integrity: none`) and is bad only under `tsm.integrity.required=true`.
 //!
 //! Segments are checked one after the other; memory is the engine's fetch pipeline plus
 //! one index at a time. Exit 1 when any segment is bad, with what and where.
 
 use futures::StreamExt;
 use serde_json::json;
+use tsm_core::manifest::integrity::SegmentIntegrity;
 use tsm_core::{IndexType, RsmError};
 
 use crate::context::Context;
@@ -38,6 +44,8 @@ pub(crate) struct SegmentReport {
     pub bytes: u64,
     /// First and last offset found in the batches.
     pub offsets: Option<(i64, i64)>,
+    /// What integrity data the segment has: `mac` (digests and MAC), `digests`, `none`.
+    pub integrity: &'static str,
 }
 
 /// Checks one segment (see the module docs).
@@ -62,6 +70,21 @@ pub(crate) async fn verify_segment(ctx: &Context, seg: &SegmentRef) -> SegmentRe
         Err(e) => {
             r.problems.push(e);
             return r;
+        }
+    };
+    let recorded_end = match SegmentIntegrity::from_manifest(&keys.manifest, &m) {
+        Ok(Some(i)) => {
+            r.integrity = if i.mac.is_some() { "mac" } else { "digests" };
+            Some(i.identity.end_offset)
+        }
+        Ok(None) => {
+            r.integrity = "none";
+            None
+        }
+        Err(e) => {
+            r.integrity = "invalid";
+            r.problems.push(e.to_string());
+            None
         }
     };
     let index = match manifest_io::chunk_index(&keys.manifest, &m) {
@@ -116,6 +139,15 @@ pub(crate) async fn verify_segment(ctx: &Context, seg: &SegmentRef) -> SegmentRe
     let meta = seg.metadata();
     if seg.sizes.log.is_some() {
         check_log(ctx, seg, &meta, &mut r).await;
+        if let (Some(end), Some((_, last))) = (recorded_end, r.offsets)
+            && end != last
+        {
+            r.problems.push(format!(
+                "{}: the integrity data records end offset {end}, the last batch ends at \
+                 {last}",
+                keys.manifest
+            ));
+        }
     }
     if seg.sizes.indexes.is_some() {
         for t in IndexType::ALL {
@@ -194,6 +226,7 @@ pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
     let segments = list_segments(ctx.backend(), &ctx.prefix, ctx.mask, filter).await?;
     let pb = ctx.out.progress(segments.len() as u64, "verifying", false);
     let mut bad = 0usize;
+    let mut unverified = 0usize;
     let mut items = Vec::new();
     for seg in &segments {
         pb.set_message(format!("verifying {}", seg.name()));
@@ -201,6 +234,9 @@ pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
         pb.inc(1);
         if !r.problems.is_empty() {
             bad += 1;
+        }
+        if r.integrity == "none" {
+            unverified += 1;
         }
         if ctx.out.json {
             items.push(json!({
@@ -211,6 +247,7 @@ pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
                 "batches": r.batches,
                 "bytes": r.bytes,
                 "offsets": r.offsets.map(|(a, b)| json!([a, b])),
+                "integrity": r.integrity,
             }));
         } else {
             pb.suspend(|| -> CliResult {
@@ -219,10 +256,11 @@ pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
                         .offsets
                         .map_or("empty".to_string(), |(a, b)| format!("offsets {a}..{b}"));
                     ctx.out.line(format!(
-                        "OK   {} ({} bytes, {} batches, {offsets})",
+                        "OK   {} ({} bytes, {} batches, {offsets}, integrity: {})",
                         seg.name(),
                         r.bytes,
-                        r.batches
+                        r.batches,
+                        r.integrity
                     ))
                 } else {
                     ctx.out.line(format!("BAD  {}", seg.name()))?;
@@ -240,10 +278,13 @@ pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
             "segments": items,
             "checked": segments.len(),
             "bad": bad,
+            "withoutIntegrity": unverified,
         }))?;
     } else {
-        ctx.out
-            .line(format!("{} segment(s) checked, {bad} bad", segments.len()))?;
+        ctx.out.line(format!(
+            "{} segment(s) checked, {bad} bad, {unverified} without integrity data",
+            segments.len()
+        ))?;
     }
     if bad > 0 {
         return Err(CliError::Findings(format!(

@@ -214,6 +214,10 @@ impl World {
             leader_epoch_index: Bytes::from(leader_epoch_checkpoint(&[(0, start)])),
         };
         let seed = (partition as i64) << 32 | start;
+        // The broker's end offset: the last offset of the last batch.
+        let end_offset = tsm_kafka_log::batches(&log)
+            .last()
+            .map_or(start, |(_, h)| h.last_offset());
         let meta = RemoteLogSegmentMetadata {
             topic_id: KafkaUuid {
                 msb: 0x1234_5678,
@@ -226,7 +230,7 @@ impl World {
                 lsb: seed.wrapping_mul(31) + 7,
             },
             start_offset: start,
-            end_offset: start + 1000,
+            end_offset,
             max_timestamp_ms: 1_700_000_000_000,
             broker_id: 0,
             event_timestamp_ms: 1_700_000_000_000,

@@ -100,6 +100,8 @@ pub const FETCH_READ_AHEAD_PLAIN: &str = "tsm.fetch.read.ahead.plain";
 pub const FETCH_SUB_RANGE_MIN_BYTES: &str = "tsm.fetch.sub.range.min.bytes";
 /// `tsm.encryption.plaintext.reads` (tsm only)
 pub const ENCRYPTION_PLAINTEXT_READS: &str = "tsm.encryption.plaintext.reads";
+/// `tsm.integrity.required` (tsm only)
+pub const INTEGRITY_REQUIRED: &str = "tsm.integrity.required";
 /// `tsm.close.timeout.ms` (tsm only)
 pub const CLOSE_TIMEOUT_MS: &str = "tsm.close.timeout.ms";
 /// `tsm.fetch.stream.idle.timeout.ms` (tsm only)
@@ -204,6 +206,18 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
          segment. `true` while a cluster that turned encryption on still has segments tiered \
          before it (set it back once they have expired). Ignored without encryption. `true` \
          or `false`.",
+    ),
+    key(
+        INTEGRITY_REQUIRED,
+        "false",
+        "tsm only. Whether segments without integrity data are refused. tsm records in each \
+         manifest the segment's identity and a digest of every stored chunk and index, and a \
+         MAC under the segment's data key when it is encrypted, and checks them on every read \
+         (docs/security.md). Segments written by the Java plugin or an older tsm have none: \
+         `false` (the default) reads them unchecked and counts them (JMX \
+         `integrity-unverified-segments`), so a cluster can switch plugins; `true` refuses them \
+         with an error naming the segment, once every such segment has expired or been \
+         rewritten. `true` or `false`.",
     ),
     key(
         "encryption.key.pairs.<id>.public.key.file",

@@ -147,6 +147,9 @@ pub struct RsmConfig {
     pub key_prefix: String,
     /// `key.prefix.mask`.
     pub key_prefix_mask: bool,
+    /// `tsm.integrity.required`: segments without integrity data are refused (default
+    /// false: read and counted).
+    pub integrity_required: bool,
     /// `custom.metadata.fields.include`, deduplicated, in canonical order.
     pub custom_metadata_fields: Vec<CustomMetadataField>,
     /// `upload.rate.limit.bytes.per.second`; `None` = unlimited.
@@ -511,6 +514,7 @@ impl RsmConfig {
             ));
         }
         let key_prefix_mask = pb.or(p.bool(KEY_PREFIX_MASK, false), false);
+        let integrity_required = pb.or(p.bool(INTEGRITY_REQUIRED, false), false);
 
         let mut fields = BTreeSet::new();
         for name in p.list(CUSTOM_METADATA_FIELDS_INCLUDE) {
@@ -671,6 +675,7 @@ impl RsmConfig {
             encryption,
             key_prefix,
             key_prefix_mask,
+            integrity_required,
             custom_metadata_fields: fields.into_iter().collect(),
             upload_rate_limit_bytes_per_second,
             chunk_cache,

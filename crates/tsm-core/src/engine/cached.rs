@@ -61,6 +61,7 @@ use crate::RsmError;
 use crate::backend::ObjectKey;
 use crate::cache::{ChunkCache, ChunkKey, SharedError};
 use crate::config::names as config_names;
+use crate::manifest::integrity::SegmentIntegrity;
 use crate::transform::SegmentTransform;
 
 /// What one stream through a store reads.
@@ -68,6 +69,8 @@ pub(super) struct Read {
     pub(super) key: ObjectKey,
     pub(super) index: Arc<ChunkIndex>,
     pub(super) transform: Arc<SegmentTransform>,
+    /// The segment's integrity data: each stored chunk is checked against its digest.
+    pub(super) digests: Option<Arc<SegmentIntegrity>>,
     /// The segment's generation when the stream opened: part of its chunks' keys
     /// (`engine/generations.rs`).
     pub(super) generation: u64,
@@ -170,7 +173,9 @@ async fn wanted(
         .unwrap_or_else(|e| e.into_inner())
         .get(&key)
         .cloned();
-    if let Some(load) = running {
+    // A read-ahead load that already failed is not joined: until its task takes it out of
+    // the map, joining it would hand a reader who retries right away the same error.
+    if let Some(load) = running.filter(|l| !l.peek().is_some_and(Result::is_err)) {
         return load.await.map_err(RsmError::from_shared);
     }
     // A read-ahead load that ended between the store's miss and now.
@@ -234,6 +239,8 @@ async fn load_chunk(
             key: r.key.clone(),
             index: r.index.clone(),
             transform: r.transform.clone(),
+            digests: r.digests.clone(),
+            failures: inner.stats.integrity_failures.clone(),
             first: n,
             max_in_flight: 1,
             ramped: false,

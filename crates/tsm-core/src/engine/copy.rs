@@ -5,8 +5,10 @@
 //! in parallel on the blocking pool, each reading its `chunk.size` range of the segment file
 //! (a positional read into the buffer that is compressed, or encrypted in place) and
 //! compressing / encrypting it, and the stored chunks go straight into the backend's upload
-//! stream; chunk sizes are recorded (4 bytes per chunk) for the manifest. Indexes are
-//! read, encrypted and uploaded one at a time. The manifest goes last. Any failure deletes
+//! stream; chunk sizes and digests are recorded (12 bytes per chunk) for the manifest.
+//! Indexes are read, encrypted and uploaded one at a time. The manifest goes last, with
+//! the segment's integrity data (`manifest/integrity.rs`: identity, digests of the stored
+//! chunks and indexes, the MAC when encrypted). Any failure deletes
 //! the three keys and returns the first error; a copy whose future is dropped deletes them
 //! through its guard (`engine/lifecycle/cleanup.rs`).
 //!
@@ -31,6 +33,7 @@ use crate::backend::{BackendError, ObjectKey};
 use crate::config::names;
 use crate::custom_metadata::{CustomMetadata, encoded_len_upper_bound};
 use crate::engine::options::CompressionMode;
+use crate::manifest::integrity::{MAX_INTEGRITY_CHUNKS, SegmentIdentity, SegmentIntegrity};
 use crate::manifest::{
     ChunkIndexJson, EncryptionJson, MANIFEST_VERSION, SegmentIndexJson, SegmentIndexes,
     SegmentManifest, metadata_json,
@@ -304,7 +307,7 @@ async fn upload_all(
     log_size: u64,
 ) -> Result<Vec<(ObjectType, u64)>, RsmError> {
     let keys = guard.keys();
-    let (index, log_stored) = upload_log(
+    let (index, chunk_digests, log_stored) = upload_log(
         inner,
         &keys.log,
         &data.log_segment,
@@ -312,7 +315,7 @@ async fn upload_all(
         transform.clone(),
     )
     .await?;
-    let (segment_indexes, indexes_stored) =
+    let (segment_indexes, index_digests, indexes_stored) =
         upload_indexes(inner, &keys.indexes, data, transform.clone()).await?;
 
     let chunk_index = chunk_index_json(
@@ -321,7 +324,7 @@ async fn upload_all(
         inner.opts.compression_level,
     )
     .map_err(|e| write_error(&keys.manifest.to_string(), e))?;
-    let manifest = SegmentManifest {
+    let mut manifest = SegmentManifest {
         version: MANIFEST_VERSION.to_string(),
         chunk_index,
         segment_indexes,
@@ -329,6 +332,16 @@ async fn upload_all(
         encryption,
         remote_log_segment_metadata: Some(metadata_json(metadata)),
     };
+    if inner.opts.write_integrity {
+        attach_integrity(
+            metadata,
+            &mut manifest,
+            &index,
+            chunk_digests,
+            index_digests,
+            &transform,
+        );
+    }
     let body = Bytes::from(manifest.to_json());
     let len = body.len() as u64;
     guard.manifest_started();
@@ -346,6 +359,38 @@ async fn upload_all(
         (ObjectType::Indexes, indexes_stored),
         (ObjectType::Manifest, manifest_stored),
     ])
+}
+
+/// Records the segment's integrity data in `manifest` (`manifest/integrity.rs`): its
+/// identity, the digests of its stored chunks and indexes, and its MAC when encrypted. A
+/// segment of more than [`MAX_INTEGRITY_CHUNKS`] chunks (a `chunk.size` under 1 KiB) is
+/// written without, with a WARN.
+fn attach_integrity(
+    metadata: &RemoteLogSegmentMetadata,
+    manifest: &mut SegmentManifest,
+    index: &ChunkIndex,
+    chunk_digests: Vec<u64>,
+    index_digests: [Option<u64>; 5],
+    transform: &SegmentTransform,
+) {
+    if index.chunk_count() > MAX_INTEGRITY_CHUNKS {
+        tracing::warn!(
+            chunks = index.chunk_count(),
+            segment = %segment_name(metadata),
+            "segment written without integrity data: more than {MAX_INTEGRITY_CHUNKS} chunks; \
+             raise {}",
+            names::CHUNK_SIZE
+        );
+        return;
+    }
+    let mut integrity =
+        SegmentIntegrity::new(SegmentIdentity::of(metadata), chunk_digests, index_digests);
+    if let Some(mac) = transform.mac() {
+        integrity.seal(manifest, index, mac);
+    }
+    if let Some(m) = manifest.remote_log_segment_metadata.as_mut() {
+        integrity.attach(m);
+    }
 }
 
 /// The manifest's `chunkIndex` for what was uploaded.
@@ -398,7 +443,7 @@ async fn upload_log(
     path: &Path,
     file_size: u64,
     transform: Arc<SegmentTransform>,
-) -> Result<(ChunkIndex, u64), RsmError> {
+) -> Result<(ChunkIndex, Vec<u64>, u64), RsmError> {
     let opts = &inner.opts;
     let chunk_size = opts.chunk_size;
     let file = tokio::fs::File::open(path).await.map_err(io_error(path))?;
@@ -424,26 +469,31 @@ async fn upload_log(
                 .ok_or_else(|| RsmError::Internal(format!("{what}: no chunk {i}")))?;
             let len = usize::try_from(range.end - range.start)
                 .map_err(|_| RsmError::Internal(format!("{what}: chunk {i} too large")))?;
-            t.encode_chunk_with(i, len, &buffers, |buf| {
-                read_exact_at(&file, buf, range.start).map_err(ChunkFail::Read)
-            })
-            .map_err(|e| match e {
-                ChunkFail::Read(e) => read_error(e),
-                ChunkFail::Transform(e) => write_error(&format!("{what} chunk {i}"), e),
-            })
+            let stored = t
+                .encode_chunk_with(i, len, &buffers, |buf| {
+                    read_exact_at(&file, buf, range.start).map_err(ChunkFail::Read)
+                })
+                .map_err(|e| match e {
+                    ChunkFail::Read(e) => read_error(e),
+                    ChunkFail::Transform(e) => write_error(&format!("{what} chunk {i}"), e),
+                })?;
+            let digest = tsm_codec::digest::chunk_digest(&stored);
+            Ok((stored, digest))
         })
         .boxed()
     };
+    let digests: Arc<Mutex<Vec<u64>>> = Arc::default();
 
     let failure = Failure::default();
     let body = {
         let failure = failure.clone();
         let builder = builder.clone();
+        let digests = digests.clone();
         let key = key.clone();
         let mut next_chunk = 0u64;
         stored
             .map(move |r| {
-                let pushed = r.and_then(|out| {
+                let pushed = r.and_then(|(out, digest)| {
                     let orig = chunking::chunk_len(file_size, chunk_size, next_chunk).unwrap_or(0);
                     next_chunk += 1;
                     let stored_len = u32::try_from(out.len()).map_err(|_| {
@@ -452,6 +502,7 @@ async fn upload_log(
                     lock(&builder)
                         .push(orig, stored_len)
                         .map_err(|e| RsmError::Internal(format!("{key}: {e}")))?;
+                    lock(&digests).push(digest);
                     Ok(out)
                 });
                 pushed.map_err(|e| failure.set(e, &key))
@@ -503,7 +554,8 @@ async fn upload_log(
             ),
         });
     }
-    Ok((index, stored_bytes))
+    let digests = std::mem::take(&mut *lock(&digests));
+    Ok((index, digests, stored_bytes))
 }
 
 enum IndexSource {
@@ -511,13 +563,15 @@ enum IndexSource {
     Memory(Bytes),
 }
 
-/// Reads, encrypts (when on) and uploads the indexes in storage order, one at a time.
+/// Reads, encrypts (when on) and uploads the indexes in storage order, one at a time;
+/// returns their entries, the digest of each one's stored bytes (in [`IndexType::ALL`]
+/// order) and the bytes stored.
 async fn upload_indexes(
     inner: &Arc<EngineShared>,
     key: &ObjectKey,
     data: &LogSegmentData,
     transform: Arc<SegmentTransform>,
-) -> Result<(SegmentIndexes, u64), RsmError> {
+) -> Result<(SegmentIndexes, [Option<u64>; 5], u64), RsmError> {
     let mut sources: Vec<(IndexType, IndexSource)> = vec![
         (
             IndexType::Offset,
@@ -549,7 +603,7 @@ async fn upload_indexes(
         expected += transform.index_stored_len(len);
     }
 
-    let entries: Arc<Mutex<Vec<(IndexType, u64)>>> = Arc::default();
+    let entries: Arc<Mutex<Vec<(IndexType, u64, u64)>>> = Arc::default();
     let failure = Failure::default();
     let body = {
         let entries = entries.clone();
@@ -567,11 +621,16 @@ async fn upload_indexes(
                         IndexSource::Memory(b) => b,
                     };
                     let what = format!("{} index", kind.java_name());
-                    let stored = tokio::task::spawn_blocking(move || transform.encode_index(plain))
-                        .await
-                        .map_err(|e| RsmError::Internal(format!("{what}: {e}")))?
-                        .map_err(|e| write_error(&what, e))?;
-                    lock(&entries).push((kind, stored.len() as u64));
+                    let (stored, digest) = tokio::task::spawn_blocking(move || {
+                        transform.encode_index(plain).map(|stored| {
+                            let digest = tsm_codec::digest::chunk_digest(&stored);
+                            (stored, digest)
+                        })
+                    })
+                    .await
+                    .map_err(|e| RsmError::Internal(format!("{what}: {e}")))?
+                    .map_err(|e| write_error(&what, e))?;
+                    lock(&entries).push((kind, stored.len() as u64, digest));
                     Ok::<_, RsmError>(stored)
                 }
             })
@@ -590,8 +649,8 @@ async fn upload_indexes(
     let mut get = |t: IndexType| -> Option<SegmentIndexJson> {
         let size = lock(&entries)
             .iter()
-            .find(|(k, _)| *k == t)
-            .map(|(_, s)| *s)?;
+            .find(|(k, _, _)| *k == t)
+            .map(|(_, s, _)| *s)?;
         let e = SegmentIndexJson { position, size };
         position += size;
         Some(e)
@@ -616,5 +675,12 @@ async fn upload_indexes(
             ),
         });
     }
-    Ok((indexes, stored_bytes))
+    let mut digests = [None; 5];
+    for (slot, t) in digests.iter_mut().zip(IndexType::ALL) {
+        *slot = lock(&entries)
+            .iter()
+            .find(|(k, _, _)| *k == t)
+            .map(|(_, _, d)| *d);
+    }
+    Ok((indexes, digests, stored_bytes))
 }

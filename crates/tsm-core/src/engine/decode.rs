@@ -1,5 +1,7 @@
-//! The bottom of the read path: stored chunks -> original chunks. [`restore`] decrypts and
-//! decompresses them in tsm-codec's ordered bounded pipeline (object-format-v1 "`.log`");
+//! The bottom of the read path: stored chunks -> original chunks. [`restore`] checks each
+//! against its digest when the segment has integrity data (`manifest/integrity.rs`), then
+//! decrypts and decompresses them in tsm-codec's ordered bounded pipeline
+//! (object-format-v1 "`.log`");
 //! [`read_error`] names the object, chunk and byte ranges of a restore failure. Used by
 //! the read path that restores chunks, `engine/cached.rs` (one chunk per load; every
 //! transformed segment is read through it). Calls nothing else of the engine.
@@ -13,6 +15,8 @@ use tsm_codec::{ChunkIndex, ordered_transform, ordered_transform_ramped};
 
 use crate::RsmError;
 use crate::backend::ObjectKey;
+use crate::manifest::integrity::{SegmentIntegrity, check_digest, digest_mismatch};
+use crate::metrics::Counter;
 use crate::transform::{SegmentTransform, TransformError};
 
 /// How [`restore`] turns stored chunks back into original ones.
@@ -20,6 +24,10 @@ pub(super) struct Restore {
     pub(super) key: ObjectKey,
     pub(super) index: Arc<ChunkIndex>,
     pub(super) transform: Arc<SegmentTransform>,
+    /// The segment's chunk digests, checked before a chunk is restored.
+    pub(super) digests: Option<Arc<SegmentIntegrity>>,
+    /// Counts digest mismatches (`integrity.failures`).
+    pub(super) failures: Arc<Counter>,
     /// Chunk number of the stream's first item.
     pub(super) first: u64,
     pub(super) max_in_flight: usize,
@@ -35,19 +43,34 @@ pub(super) fn restore(
     stored: BoxStream<'static, Result<Bytes, RsmError>>,
     r: Restore,
 ) -> BoxStream<'static, Result<Bytes, RsmError>> {
-    if r.transform.is_identity() {
+    if r.transform.is_identity() && r.digests.is_none() {
         return stored;
     }
     let Restore {
         key,
         index,
         transform,
+        digests,
+        failures,
         first,
         max_in_flight,
         ramped,
     } = r;
     let decode = move |i: u64, b: Bytes| {
         let n = first + i;
+        if let Some(d) = &digests {
+            let checked = match d.chunk_digest(n) {
+                Some(expected) => check_digest(expected, &b),
+                None => Err((0, 0)),
+            };
+            if let Err((expected, found)) = checked {
+                failures.inc();
+                return Err(RsmError::Corrupt {
+                    object: key.to_string(),
+                    detail: digest_mismatch(&place(&index, n), expected, found),
+                });
+            }
+        }
         let original_len = index.chunk(n).map_or(0, |s| s.original_len);
         transform
             .decode_chunk(n, b, original_len)
@@ -67,7 +90,15 @@ pub(super) fn read_error(
     n: u64,
     e: TransformError,
 ) -> RsmError {
-    let place = match index.chunk(n) {
+    RsmError::Corrupt {
+        object: key.to_string(),
+        detail: format!("{}: {e}", place(index, n)),
+    }
+}
+
+/// `chunk N (original bytes a-b, stored bytes c-d)`, for errors.
+fn place(index: &ChunkIndex, n: u64) -> String {
+    match index.chunk(n) {
         Some(s) => format!(
             "chunk {n} (original bytes {}-{}, stored bytes {}-{})",
             s.original_start,
@@ -76,9 +107,5 @@ pub(super) fn read_error(
             s.transformed_start + s.transformed_len.saturating_sub(1)
         ),
         None => format!("chunk {n}"),
-    };
-    RsmError::Corrupt {
-        object: key.to_string(),
-        detail: format!("{place}: {e}"),
     }
 }

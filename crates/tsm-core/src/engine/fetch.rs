@@ -13,15 +13,23 @@
 //!   chunk boundary first (unless the chunk holding its start is stored or loading), then
 //!   the chunks from there: the exact reads before it handed out that chunk's start, so
 //!   read-ahead never downloads again bytes the reader already had.
-//! - plain segments (no compression, no encryption), otherwise: the exact requested range
+//! - plain segments (no compression, no encryption) without chunk digests (written by the
+//!   Java plugin or an older tsm), otherwise: the exact requested range
 //!   (clamped to the segment), no chunk alignment: [`plain_plan`] (the first
 //!   `first_read_bytes` split into up to `tsm.fetch.gets.in.flight` parallel sub-range
 //!   GETs, then GETs of `get_part_bytes` as the reader gets there) issued by
 //!   [`Window`], whose head GET's body is handed through as it arrives. The first byte is
 //!   one round trip away; a reader that stops after its first read asked for that read.
-//! - transformed segments without any store (no chunk cache, read-ahead off): the chunk
-//!   path all the same, through a store that keeps nothing (`ReadAhead::unstored`): one
-//!   chunk load at a time, its sub-range GETs in parallel, reserved while it runs.
+//! - transformed segments, and plain ones with chunk digests, without any store (no chunk
+//!   cache, read-ahead off): the chunk path all the same, through a store that keeps
+//!   nothing (`ReadAhead::unstored`): one chunk load at a time, its sub-range GETs in
+//!   parallel, reserved while it runs.
+//!
+//! A plain segment with chunk digests (`manifest/integrity.rs`) is read like a transformed
+//! one, in whole chunks: each stored chunk is checked against its digest before any of its
+//! bytes is handed out, so a reader that asks for part of a chunk downloads all of it
+//! (kept in the store for the next read). The segment's recorded identity is checked
+//! against the one asked for before anything is read.
 //!
 //! Dropping the stream drops its GETs in progress and issues no further GET.
 //!
@@ -64,7 +72,10 @@ pub(super) async fn fetch(
     // (`engine/generations.rs`).
     let generation = inner.generations.current(keys.log.as_str());
     let segment = load_segment(inner, &keys, generation).await?;
-    let index = segment.manifest.chunk_index(&keys.manifest)?;
+    segment
+        .check_identity(&keys, metadata)
+        .inspect_err(|_| inner.stats.integrity_failures.inc())?;
+    let index = segment.index.clone();
     let size = index.original_file_size();
     let asked = match end {
         Some(e) => format!("{start}..={e}"),
@@ -105,8 +116,11 @@ pub(super) async fn fetch(
         size,
     };
     let (read_ahead, mut cursor) = inner.positions.open(&opened, start).await;
-    let index = Arc::new(index);
     let transform = segment.transform.clone();
+    let digests = segment.integrity.clone();
+    // Read in whole chunks: a transformed segment, and a plain one with chunk digests (a
+    // chunk is checked against its digest before any of its bytes is served).
+    let chunked = !transform.is_identity() || digests.is_some();
     // A plain segment on a local store is read at exact ranges, never ahead
     // (`tsm.fetch.read.ahead.plain`).
     let ahead =
@@ -120,12 +134,10 @@ pub(super) async fn fetch(
     // (whose chunks the next fetch would otherwise download again).
     let store = match (&inner.chunks, &inner.reads.store) {
         (Some(cache), _) => Some((cache.clone(), ahead.max(inner.opts.prefetch_max_size))),
-        (None, Some(store)) if ahead > 0 || !transform.is_identity() => {
-            Some((store.clone(), ahead))
-        }
-        // No store at all: a transformed segment is still read chunk by chunk, each load
-        // reserved while it runs; nothing is kept.
-        (None, None) if !transform.is_identity() => Some((inner.reads.unstored.clone(), 0)),
+        (None, Some(store)) if ahead > 0 || chunked => Some((store.clone(), ahead)),
+        // No store at all: a transformed (or digested) segment is still read chunk by
+        // chunk, each load reserved while it runs; nothing is kept.
+        (None, None) if chunked => Some((inner.reads.unstored.clone(), 0)),
         _ => None,
     };
     let sizes = PlanSizes {
@@ -147,7 +159,7 @@ pub(super) async fn fetch(
         // chunk's start), unless the chunk holding `start` is stored or loading already.
         let boundary = chunks.start + 1;
         let head = inner.chunks.is_none()
-            && transform.is_identity()
+            && !chunked
             && !start.is_multiple_of(chunk_size)
             && !stored_or_loading(
                 inner,
@@ -159,6 +171,7 @@ pub(super) async fn fetch(
             key: keys.log.clone(),
             index: index.clone(),
             transform: transform.clone(),
+            digests: digests.clone(),
             generation,
             chunks,
             start,
@@ -184,8 +197,9 @@ pub(super) async fn fetch(
             cached_stream(inner.clone(), store, read(chunks))
         }
     } else {
-        // Plain: the exact range, the store's bytes handed through as they arrive. (A
-        // transformed segment always goes through a store, above.)
+        // Plain without digests: the exact range, the store's bytes handed through as
+        // they arrive. (A transformed or digested segment always goes through a store,
+        // above.)
         Window::new(
             inner.clone(),
             keys.log,

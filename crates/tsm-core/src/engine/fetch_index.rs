@@ -2,7 +2,9 @@
 //!
 //! The manifest's `segmentIndexes` entry gives the stored position and size; one ranged GET
 //! reads exactly those bytes, which are decrypted when the segment is encrypted. An empty
-//! index (size 0) needs no GET. OFFSET and TIMESTAMP lie side by side in `.indexes`, and
+//! index (size 0) needs no GET. With integrity data (`manifest/integrity.rs`), the
+//! segment's recorded identity is checked against the one asked for when the index is
+//! loaded, and the index's stored bytes against their digest before they are decrypted. OFFSET and TIMESTAMP lie side by side in `.indexes`, and
 //! the broker's remote index cache asks for both, one after the other, on its first read
 //! of a segment (Kafka's `RemoteIndexCache`): a miss of either, when the other is not
 //! cached and both together are at most [`PAIR_MAX_BYTES`], reads both in one GET and
@@ -17,15 +19,17 @@ use bytes::Bytes;
 
 use super::EngineShared;
 use super::lifecycle::deadline::bounded;
-use super::manifests::{collect, load_segment};
+use super::manifests::{Segment, collect, load_segment};
 use crate::backend::{BackendError, ByteRange};
 use crate::config::names;
+use crate::manifest::integrity::{check_digest, digest_mismatch};
 use crate::object_keys::SegmentKeys;
-use crate::{IndexType, RsmError};
+use crate::{IndexType, RemoteLogSegmentMetadata, RsmError};
 
 /// Index `index` of the segment at `keys`; `name` names the segment in errors.
 pub(super) async fn fetch_index(
     inner: &Arc<EngineShared>,
+    asked: &RemoteLogSegmentMetadata,
     keys: SegmentKeys,
     name: &str,
     index: IndexType,
@@ -35,7 +39,7 @@ pub(super) async fn fetch_index(
     let generation = inner.generations.current(keys.log.as_str());
     let load = inner.indexes.get_or_load(
         (keys.indexes.as_str().to_string(), generation, index),
-        async { read_index(inner, name, &keys, generation, index).await },
+        async { read_index(inner, asked, name, &keys, generation, index).await },
     );
     bounded(
         inner.opts.indexes_get_timeout,
@@ -52,12 +56,16 @@ pub(crate) const PAIR_MAX_BYTES: u64 = 16 << 20;
 
 async fn read_index(
     inner: &Arc<EngineShared>,
+    asked: &RemoteLogSegmentMetadata,
     name: &str,
     keys: &SegmentKeys,
     generation: u64,
     index: IndexType,
 ) -> Result<Bytes, RsmError> {
     let segment = load_segment(inner, keys, generation).await?;
+    segment
+        .check_identity(keys, asked)
+        .inspect_err(|_| inner.stats.integrity_failures.inc())?;
     let indexes = &segment.manifest.segment_indexes;
     let Some(entry) = indexes.get(index) else {
         return Err(RsmError::NotFound(format!(
@@ -67,7 +75,13 @@ async fn read_index(
         )));
     };
     if entry.size == 0 {
-        return Ok(Bytes::new());
+        // Nothing to download; an index recorded with bytes is still refused (its entry
+        // was moved onto an empty one).
+        let empty = ByteRange {
+            start: entry.position,
+            end: entry.position,
+        };
+        return decode(inner, &segment, &keys.indexes, index, Bytes::new(), empty).await;
     }
     let sibling = match index {
         IndexType::Offset => Some(IndexType::Timestamp),
@@ -145,7 +159,7 @@ async fn read_index(
     };
     if let Some((other, e)) = sibling {
         let (bytes, own) = at(&e);
-        if let Ok(plain) = decode(&segment.transform, key, other, bytes, own).await {
+        if let Ok(plain) = decode(inner, &segment, key, other, bytes, own).await {
             inner
                 .indexes
                 .insert((key.as_str().to_string(), generation, other), plain)
@@ -153,24 +167,45 @@ async fn read_index(
         }
     }
     let (bytes, own) = at(&entry);
-    decode(&segment.transform, key, index, bytes, own).await
+    decode(inner, &segment, key, index, bytes, own).await
 }
 
-/// Restores one index's stored bytes (decrypts them when the segment is encrypted), off
-/// the async threads; `range` (the index's stored bytes in `key`) names them in errors.
+/// Restores one index's stored bytes (checks them against their digest when the segment
+/// has integrity data, decrypts them when it is encrypted), off the async threads;
+/// `range` (the index's stored bytes in `key`) names them in errors.
 async fn decode(
-    transform: &Arc<crate::transform::SegmentTransform>,
+    inner: &EngineShared,
+    segment: &Segment,
     key: &crate::backend::ObjectKey,
     index: IndexType,
     stored: Bytes,
     range: ByteRange,
 ) -> Result<Bytes, RsmError> {
-    let transform = transform.clone();
-    tokio::task::spawn_blocking(move || transform.decode_index(index, stored))
-        .await
-        .map_err(|e| RsmError::Internal(format!("{key} {} index: {e}", index.java_name())))?
-        .map_err(|e| RsmError::Corrupt {
+    let transform = segment.transform.clone();
+    let expected = segment
+        .integrity
+        .as_ref()
+        .map(|i| i.index_digest(index).unwrap_or(0));
+    let what = || format!("{} index ({range})", index.java_name());
+    let checked = tokio::task::spawn_blocking(move || {
+        if let Some(expected) = expected {
+            check_digest(expected, &stored).map_err(Err)?;
+        }
+        transform.decode_index(index, stored).map_err(Ok)
+    })
+    .await
+    .map_err(|e| RsmError::Internal(format!("{key} {} index: {e}", index.java_name())))?;
+    checked.map_err(|e| match e {
+        Err((expected, found)) => {
+            inner.stats.integrity_failures.inc();
+            RsmError::Corrupt {
+                object: key.to_string(),
+                detail: digest_mismatch(&what(), expected, found),
+            }
+        }
+        Ok(e) => RsmError::Corrupt {
             object: key.to_string(),
-            detail: format!("{} index ({range}): {e}", index.java_name()),
-        })
+            detail: format!("{}: {e}", what()),
+        },
+    })
 }

@@ -16,33 +16,53 @@ use super::lifecycle::deadline::bounded;
 use crate::RsmError;
 use crate::backend::{ByteStream, ObjectKey};
 use crate::config::names as config_names;
+use crate::manifest::integrity::SegmentIntegrity;
 use crate::manifest::{SegmentManifest, bounds};
 use crate::object_keys::SegmentKeys;
-use crate::transform::{SegmentTransform, segment_cipher};
+use crate::transform::{SegmentTransform, segment_crypto};
+use tsm_codec::ChunkIndex;
 
 /// Largest manifest accepted (bytes): the chunk-size codec caps its decoded bytes at
 /// 10 MiB; base64 of the zstd frame of that is far below this.
 pub(super) const MAX_MANIFEST_BYTES: usize = 32 * 1024 * 1024;
 
-/// A segment's manifest and the transform that restores its chunks.
+/// A segment's manifest, its chunk index (built and checked once, at load), its
+/// integrity data when it has some (checked at load: shape, counts, MAC), and the
+/// transform that restores its chunks.
 pub(crate) struct Segment {
     pub(crate) manifest: SegmentManifest,
+    pub(crate) index: Arc<ChunkIndex>,
+    pub(crate) integrity: Option<Arc<SegmentIntegrity>>,
     pub(crate) transform: Arc<SegmentTransform>,
-    /// Bytes of the manifest object it was parsed from (the manifest cache's weight).
-    pub(crate) stored_bytes: u64,
+    /// Bytes this entry holds: the manifest object it was parsed from, the chunk index's
+    /// heap and the digests (the manifest cache's weight).
+    pub(crate) held_bytes: u64,
 }
 
 /// One unit of the manifest cache's bound (`fetch.manifest.cache.size`, counted in
-/// entries): a manifest weighs one unit per started 16 KiB of its object, so the usual
-/// manifest (a few KiB) counts once and the 1000 entries of the default hold at most
-/// about 16 MiB of manifest JSON, whatever the bucket holds (each manifest at most
-/// `MAX_MANIFEST_BYTES`).
+/// entries): a manifest weighs one unit per started 16 KiB of what it holds (its object,
+/// its decoded chunk index and digests), so the usual manifest (a few KiB) counts once and
+/// the 1000 entries of the default hold at most about 16 MiB, whatever the bucket holds
+/// (each manifest at most `MAX_MANIFEST_BYTES`).
 pub(crate) const MANIFEST_WEIGHT_UNIT: u64 = 16 * 1024;
 
 impl Segment {
     /// The manifest cache's weight of this entry (see [`MANIFEST_WEIGHT_UNIT`]).
     pub(crate) fn weight(&self) -> u64 {
-        manifest_weight(self.stored_bytes)
+        manifest_weight(self.held_bytes)
+    }
+
+    /// Checks that the objects were written for the segment `asked` names (the recorded
+    /// identity; nothing to check without integrity data).
+    pub(crate) fn check_identity(
+        &self,
+        keys: &SegmentKeys,
+        asked: &crate::RemoteLogSegmentMetadata,
+    ) -> Result<(), RsmError> {
+        match &self.integrity {
+            Some(i) => i.check_identity(&keys.manifest, asked),
+            None => Ok(()),
+        }
     }
 }
 
@@ -81,10 +101,14 @@ async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segmen
         object: key.to_string(),
         detail: format!("not a valid v1 manifest: {e}"),
     })?;
-    // Written for people and tools; reads never use it: not kept in the cache.
-    manifest.remote_log_segment_metadata = None;
     bounds::check_index_entries(key, &manifest)?;
-    let cipher = match (&manifest.encryption, &inner.opts.key_ring) {
+    let integrity = SegmentIntegrity::from_manifest(key, &manifest)
+        .inspect_err(|_| inner.stats.integrity_failures.inc())?;
+    // Written for people and tools (and holding the integrity data read above); reads
+    // never use it: not kept in the cache.
+    manifest.remote_log_segment_metadata = None;
+    let index = manifest.chunk_index(key)?;
+    let crypto = match (&manifest.encryption, &inner.opts.key_ring) {
         (None, Some(_)) if !inner.opts.plaintext_reads => {
             return Err(RsmError::Corrupt {
                 object: key.to_string(),
@@ -97,7 +121,7 @@ async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segmen
         }
         (None, _) => None,
         (Some(enc), Some(ring)) => {
-            Some(segment_cipher(ring, enc).map_err(|e| RsmError::Crypto(format!("{key}: {e}")))?)
+            Some(segment_crypto(ring, enc).map_err(|e| RsmError::Crypto(format!("{key}: {e}")))?)
         }
         (Some(enc), None) => {
             let id = enc.data_key.split(':').next().unwrap_or("");
@@ -111,10 +135,35 @@ async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segmen
     let level = manifest
         .compression
         .then_some(tsm_codec::compression::DEFAULT_LEVEL);
+    let transform = SegmentTransform::new(level, crypto);
+    match &integrity {
+        Some(i) => {
+            if let Err(e) = i.verify(key, &manifest, &index, transform.mac()) {
+                inner.stats.integrity_failures.inc();
+                return Err(e);
+            }
+        }
+        None => {
+            inner.stats.integrity_unverified.inc();
+            if inner.opts.integrity_required {
+                return Err(RsmError::Corrupt {
+                    object: key.to_string(),
+                    detail: format!(
+                        "the segment has no integrity data (written by the Java plugin or an \
+                         older tsm) and {}=true",
+                        config_names::INTEGRITY_REQUIRED
+                    ),
+                });
+            }
+        }
+    }
+    let digests = integrity.as_ref().map_or(0, |i| i.chunk_digests.len() * 8);
     Ok(Segment {
-        transform: Arc::new(SegmentTransform::new(level, cipher)),
+        transform: Arc::new(transform),
+        held_bytes: (bytes.len() + index.heap_bytes() + digests) as u64,
+        index: Arc::new(index),
+        integrity: integrity.map(Arc::new),
         manifest,
-        stored_bytes: bytes.len() as u64,
     })
 }
 

@@ -178,7 +178,7 @@ impl EngineShared {
         };
         let manifest_key = (keys.manifest.as_str().to_string(), g);
         let segment = self.manifests.get(&manifest_key).await;
-        if let Some(index) = segment.and_then(|s| s.manifest.chunk_index(&keys.manifest).ok()) {
+        if let Some(index) = segment.map(|s| s.index.clone()) {
             for cache in self.chunks.iter().chain(self.reads.store.iter()) {
                 cache
                     .invalidate_object(keys.log.as_str(), g, index.chunk_count())
@@ -525,7 +525,7 @@ impl RemoteStorageManager {
         let ticket = self.inner.health.read_started();
         let r = match self.inner.read_keys(metadata) {
             Ok(keys) => {
-                fetch_index::fetch_index(&self.inner, keys, &name, index)
+                fetch_index::fetch_index(&self.inner, metadata, keys, &name, index)
                     .instrument(span)
                     .await
             }

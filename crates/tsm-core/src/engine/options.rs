@@ -38,6 +38,12 @@ pub struct EngineOptions {
     /// `tsm.encryption.plaintext.reads`: with a key ring, segments stored without
     /// encryption are read (false: refused as [`RsmError::Corrupt`]).
     pub plaintext_reads: bool,
+    /// `tsm.integrity.required`: segments without integrity data (written by the Java
+    /// plugin or an older tsm) are refused as [`RsmError::Corrupt`] (false: read, counted).
+    pub integrity_required: bool,
+    /// Whether copy records integrity data in the manifest (`manifest/integrity.rs`).
+    /// Always true from the configuration; false only in benchmarks that measure its cost.
+    pub write_integrity: bool,
     /// `key.prefix`, verbatim.
     pub key_prefix: String,
     /// `key.prefix.mask`.
@@ -178,6 +184,8 @@ impl EngineOptions {
             compression_level: tsm_codec::compression::DEFAULT_LEVEL,
             key_ring: None,
             plaintext_reads: false,
+            integrity_required: false,
+            write_integrity: true,
             key_prefix: String::new(),
             key_prefix_mask: false,
             custom_metadata_fields: Vec::new(),
@@ -234,6 +242,7 @@ impl EngineOptions {
         Ok(Self {
             compression,
             plaintext_reads: cfg.encryption.as_ref().is_some_and(|e| e.plaintext_reads),
+            integrity_required: cfg.integrity_required,
             key_ring,
             key_prefix: cfg.key_prefix.clone(),
             key_prefix_mask: cfg.key_prefix_mask,

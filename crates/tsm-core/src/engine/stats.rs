@@ -5,7 +5,9 @@
 //!
 //! Names: counters `<op>.count`, `<op>.errors` for `copy`, `fetch`, `fetch.index`,
 //! `delete`, plus `bytes.uploaded` / `bytes.downloaded` (stored bytes) and
-//! `fetch.bytes.served` (original segment bytes handed to the broker by fetch streams);
+//! `fetch.bytes.served` (original segment bytes handed to the broker by fetch streams),
+//! `integrity.unverified` (manifests loaded without integrity data) and
+//! `integrity.failures` (integrity checks failed);
 //! one latency histogram per operation, named after it.
 
 use std::sync::Arc;
@@ -51,6 +53,12 @@ pub(crate) struct Stats {
     pub(crate) bytes_downloaded: Arc<Counter>,
     /// Original segment bytes delivered by fetch streams (what the broker read).
     pub(crate) bytes_served: Arc<Counter>,
+    /// Manifests loaded without integrity data (`manifest/integrity.rs`: written by the
+    /// Java plugin or an older tsm), read unchecked unless `tsm.integrity.required`.
+    pub(crate) integrity_unverified: Arc<Counter>,
+    /// Integrity checks that failed: a MAC, digest or identity that does not match, or
+    /// malformed integrity data.
+    pub(crate) integrity_failures: Arc<Counter>,
 }
 
 impl Stats {
@@ -63,6 +71,8 @@ impl Stats {
             bytes_uploaded: registry.counter("bytes.uploaded"),
             bytes_downloaded: registry.counter("bytes.downloaded"),
             bytes_served: registry.counter("fetch.bytes.served"),
+            integrity_unverified: registry.counter("integrity.unverified"),
+            integrity_failures: registry.counter("integrity.failures"),
         }
     }
 }
