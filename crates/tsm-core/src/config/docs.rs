@@ -134,10 +134,12 @@ thread still runs to its end. If the store is down longer than the deadlines, ob
 without a manifest can remain: `tsm ls --orphans` lists them, `tsm gc --older-than 1h` \
 removes them.
 
-**Integrity.** Encrypted chunks are authenticated (AES-GCM). Compressed chunks carry the zstd \
-frame checksum, verified on every read (frames written by the Java plugin or older tsm have \
-none and still read). Plain segments have no checksum in the format: the consumer's CRC32C \
-check of every record batch and `tsm verify` cover them.
+**Integrity.** Every segment tsm writes records its identity and a digest of each stored \
+chunk and index, and a MAC under its data key when encrypted; each is checked before a byte \
+is served (a plain segment with digests is read in whole chunks). Segments written by the \
+Java plugin or an older tsm have none: they read as before (encrypted chunks are still \
+authenticated by AES-GCM) and are counted, or refused with `tsm.integrity.required=true`. \
+What each mode protects: docs/security.md.
 ";
 
 /// What the plugin logs and never logs (crate tsm-jni's `logging`), for operators.

@@ -151,6 +151,8 @@ final class NativeMetricsFeed implements AutoCloseable {
         counted(tsm, TSM_GROUP, "segment-fetch-served-bytes", "fetch.bytes.served");
         counted(tsm, TSM_GROUP, "storage-get-requests", "client.get.requests");
         counted(tsm, TSM_GROUP, "storage-put-requests", "client.put.requests");
+        counted(tsm, TSM_GROUP, "integrity-unverified-segments", "integrity.unverified");
+        counted(tsm, TSM_GROUP, "integrity-failures", "integrity.failures");
         gauge(tsm, TSM_GROUP, "native-memory-in-use-bytes", "native memory reserved by calls in flight (bytes)",
                 null, "memory.in_use.bytes");
         gauge(tsm, TSM_GROUP, "native-memory-budget-bytes", "native memory budget, tsm.memory.budget.bytes",

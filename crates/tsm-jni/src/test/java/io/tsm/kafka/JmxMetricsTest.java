@@ -144,6 +144,8 @@ class JmxMetricsTest {
         assertTrue(value(tsm, "storage-downloaded-bytes-total") >= served);
         assertEquals(3.0, value(tsm, "storage-put-requests-total"), "three objects written");
         assertTrue(value(tsm, "storage-get-requests-total") >= 3, "manifest, indexes, chunks read");
+        assertEquals(0.0, value(tsm, "integrity-unverified-segments-total"), "tsm wrote integrity data");
+        assertEquals(0.0, value(tsm, "integrity-failures-total"), "nothing tampered with");
         assertEquals(512.0 * 1024 * 1024, value(tsm, "native-memory-budget-bytes"));
         assertEquals(0.0, value(tsm, "native-memory-in-use-bytes"), "no call in flight");
         assertEquals(0.0, value(tsm, "native-memory-copy-in-use-bytes"), "no copy in flight");
