@@ -25,14 +25,14 @@ LOGS="$TSM_WORK/test-logs"
 mkdir -p "$LOGS"
 
 # failure_excerpt LOG: the lines of LOG that name a failure (Rust test names and panics,
-# compiler errors, JUnit failures: at most 40), the scripts' own errors (`die`: the last 10),
+# compiler errors, cargo-deny's rejections, JUnit failures: at most 40), the scripts' own errors (`die`: the last 10),
 # then its last 15 lines.
 failure_excerpt() {
   local name
   name=$(basename "$1" .log)
   echo "----- $name: what failed -----"
   grep -E -e '^---- .* stdout ----$' -e 'panicked at' -e '^test .* FAILED$' \
-    -e '^error(\[E[0-9]+\])?:' -e '^\[ERROR\] (Tests run|Failures|Errors|  )' \
+    -e '^error(\[E[0-9]+\])?:' -e '^error\[[a-z-]+\]' -e '^\[ERROR\] (Tests run|Failures|Errors|  )' \
     -e '^failures:$' -e '^    [A-Za-z_0-9:]+$' "$1" | head -n 40 || true
   grep -F '[tsm] ERROR' "$1" | tail -n 10 || true
   echo "----- $name: last 15 lines -----"
