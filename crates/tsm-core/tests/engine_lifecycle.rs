@@ -415,3 +415,61 @@ async fn close_stops_a_copy_in_flight_and_shutdown_waits_for_its_clean_up() {
     );
     assert_eq!(engine.memory_in_use(), 0);
 }
+
+/// Issue 30: a manifest was collected into one buffer outside the budget while it loaded
+/// (up to 32 MiB each, hundreds of partitions at once). Its bytes are now reserved from the
+/// reads' pool as they arrive: a bloated manifest (28 MiB of a field nobody reads) larger
+/// than the reads' pool fails naming the pool's key and holds nothing afterwards; with room
+/// in the pool it reads, and gives the memory back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bloated_manifest_is_read_within_the_reads_pool() {
+    let world = World::new();
+    let mut opts = options(1000, CompressionMode::Off, None);
+    opts.read_ahead_store_bytes = 0;
+    let writer = world.engine(opts.clone());
+    let seg = segment(&world.path("s"), record_batches(20, 0, 21), false, 21);
+    writer
+        .copy_log_segment_data(&seg.metadata, &seg.data)
+        .await
+        .expect("copy");
+    let manifest = world
+        .keys()
+        .await
+        .into_iter()
+        .find(|k| k.ends_with(".rsm-manifest"))
+        .expect("manifest");
+    let key = ObjectKey::plain(manifest.as_str());
+    let body: Vec<Bytes> = world
+        .backend
+        .fetch(&key, None)
+        .await
+        .expect("fetch")
+        .try_collect()
+        .await
+        .expect("read");
+    let mut m: serde_json::Value = serde_json::from_slice(&body.concat()).expect("json");
+    m["remoteLogSegmentMetadata"]["padding"] = "x".repeat(28 << 20).into();
+    let bloated = Bytes::from(serde_json::to_vec(&m).expect("json"));
+    let len = bloated.len() as u64;
+    world
+        .backend
+        .upload(&key, stream::once(async { Ok(bloated) }).boxed(), Some(len))
+        .await
+        .expect("overwrite manifest");
+
+    let mut small = opts.clone();
+    small.memory_budget_bytes = 44 << 20;
+    small.memory_copy_bytes = Some(24 << 20);
+    let small = world.engine(small);
+    let e = read_all(&small, &seg.metadata, 0, None)
+        .await
+        .expect_err("a 28 MiB manifest in a 20 MiB pool");
+    assert!(e.to_string().contains("tsm.memory.budget.bytes"), "{e}");
+    settle(&small).await;
+    assert_eq!(small.memory_in_use(), 0, "nothing held after the refusal");
+
+    let roomy = world.engine(opts);
+    check_range(&roomy, &seg, 0, None, "a bloated manifest within the pool").await;
+    settle(&roomy).await;
+    assert_eq!(roomy.memory_in_use(), 0, "its memory given back");
+}

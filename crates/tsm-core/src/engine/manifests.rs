@@ -1,10 +1,12 @@
-//! A segment's manifest (object-format-v1 "Manifest") and the transform that restores its
+//! A segment's manifest (docs/object-format.md "Manifest") and the transform that restores its
 //! chunks, through the engine's manifest cache: the first step of `fetchLogSegment` and
 //! `fetchIndex`. Data comes from one GET of the `.rsm-manifest` object (bounded by
 //! `fetch.manifest.cache.get.timeout.ms` and the store deadlines), is parsed and has its
 //! data key unwrapped with the configured key ring; it goes to the read path
 //! (`engine/fetch.rs`, `engine/fetch_index.rs`). Also [`collect`], the whole-object read of
-//! small objects (the manifest, one index).
+//! small objects (the manifest, one index). A manifest being read holds reservations from
+//! the reads' pool for what it has received (`collect_reserved`), so manifests of any size
+//! the bucket holds are read within the budget.
 
 use std::sync::Arc;
 
@@ -12,6 +14,7 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 
 use super::EngineShared;
+use super::lifecycle::budget::Reservation;
 use super::lifecycle::deadline::bounded;
 use crate::RsmError;
 use crate::backend::{ByteStream, ObjectKey};
@@ -96,7 +99,7 @@ pub(crate) async fn load_segment(
 async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segment, RsmError> {
     let key = &keys.manifest;
     let body = inner.backend.fetch(key, None).await?;
-    let bytes = collect(inner, key, body, MAX_MANIFEST_BYTES).await?;
+    let (bytes, _held) = collect_reserved(inner, key, body, MAX_MANIFEST_BYTES).await?;
     let mut manifest = SegmentManifest::from_json(&bytes).map_err(|e| RsmError::Corrupt {
         object: key.to_string(),
         detail: format!("not a valid v1 manifest: {e}"),
@@ -167,7 +170,69 @@ async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segmen
     })
 }
 
-/// Collects a whole (small) object, refusing more than `max` bytes.
+/// First reservation of a manifest read from the reads' pool (bytes); the usual manifest
+/// (a few KiB) fits, a larger one reserves twice what it holds each time it outgrows it.
+const MANIFEST_FIRST_RESERVE: u64 = 64 * 1024;
+
+/// As [`collect`], reserving what it holds from the reads' pool as the object arrives (a
+/// manifest's size is known only once read, and a bucket may hold manifests of up to
+/// `max` bytes: hundreds of partitions loading them at once must not hold them outside
+/// the budget). The reservations are returned with the bytes and end when dropped (the
+/// parsed manifest is weighed by the manifest cache instead). A wait for memory is
+/// bounded by the first-byte deadline.
+async fn collect_reserved(
+    inner: &EngineShared,
+    key: &ObjectKey,
+    mut body: ByteStream,
+    max: usize,
+) -> Result<(Bytes, Vec<Reservation>), RsmError> {
+    let pool = &inner.lifecycle.pools.reads;
+    let reserve = |bytes: u64| {
+        pool.reserve(
+            bytes,
+            inner.lifecycle.deadlines.first_byte,
+            config_names::STORAGE_GET_FIRST_BYTE_TIMEOUT_MS,
+            || format!("manifest {key}"),
+        )
+    };
+    let mut held = vec![reserve(MANIFEST_FIRST_RESERVE).await?];
+    let mut reserved = MANIFEST_FIRST_RESERVE;
+    let mut buf = BytesMut::new();
+    while let Some(b) = body.next().await {
+        let b = b?;
+        inner.stats.bytes_downloaded.add(b.len() as u64);
+        if buf.len() + b.len() > max {
+            return Err(RsmError::Corrupt {
+                object: key.to_string(),
+                detail: format!("larger than the {max} bytes expected"),
+            });
+        }
+        let need = (buf.len() + b.len()) as u64;
+        if need > reserved {
+            if need > pool.total() {
+                // Waiting would wait for this call's own reservations.
+                return Err(RsmError::InvalidArgument(format!(
+                    "manifest {key} is over {need} bytes, more than the reads' pool of {} bytes \
+                     ({}); raise it",
+                    pool.total(),
+                    pool.key()
+                )));
+            }
+            let more = need
+                .max(reserved.saturating_mul(2))
+                .min(max as u64)
+                .min(pool.total())
+                - reserved;
+            held.push(reserve(more).await?);
+            reserved += more;
+        }
+        buf.extend_from_slice(&b);
+    }
+    Ok((buf.freeze(), held))
+}
+
+/// Collects a whole (small) object, refusing more than `max` bytes (the caller has
+/// reserved them).
 pub(crate) async fn collect(
     inner: &EngineShared,
     key: &ObjectKey,

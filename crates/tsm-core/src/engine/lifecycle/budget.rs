@@ -184,6 +184,11 @@ impl MemoryBudget {
         u64::from(self.total_units) * UNIT
     }
 
+    /// The setting that sizes this pool.
+    pub fn key(&self) -> &'static str {
+        self.key
+    }
+
     /// Bytes reserved by calls in flight.
     pub fn in_use(&self) -> u64 {
         let free = self.permits.available_permits() as u64;
