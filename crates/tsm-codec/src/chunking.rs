@@ -1,5 +1,5 @@
-//! Chunking of a segment on the ORIGINAL side (format spec, "`.log`": "Chunking is on the
-//! ORIGINAL side: every chunk is `chunk.size` bytes except the last").
+//! Chunking of a segment on the ORIGINAL side (docs/object-format.md "`.log`": chunks are cut
+//! on the original bytes, each `chunk.size` bytes long except the last).
 //!
 //! Input: a segment's size in bytes (or an [`AsyncRead`] over its bytes) and `chunk.size`.
 //! Output: chunk counts and original byte ranges, or a [`Stream`] of chunks that feeds

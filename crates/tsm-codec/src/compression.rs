@@ -1,4 +1,4 @@
-//! zstd compression of one chunk (format spec, "Compression": one independent frame per
+//! zstd compression of one chunk (docs/object-format.md "Compression": one independent frame per
 //! chunk, content size recorded in every frame, level 3 by default, no dictionary). tsm
 //! also sets the frame content checksum, which decompression verifies when present.
 //!

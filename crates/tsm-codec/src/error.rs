@@ -13,7 +13,7 @@ pub enum CodecError {
     ZeroChunkSize,
 
     /// The number of transformed chunk sizes does not match `ceil(original_file_size /
-    /// original_chunk_size)` (format spec, "Manifest": `chunkIndex`).
+    /// original_chunk_size)` (docs/object-format.md "Manifest", "`chunkIndex`").
     #[error(
         "chunk index has {actual} transformed chunk sizes, but an original file of {original_file_size} bytes in chunks of {original_chunk_size} bytes has {expected} chunks"
     )]
@@ -69,8 +69,8 @@ pub enum CodecError {
         value: u64,
     },
 
-    /// The chunk-size codec bytes (format spec, "`transformedChunks`: chunk-size codec") are
-    /// malformed.
+    /// The chunk-size codec bytes (docs/object-format.md "`transformedChunks`: chunk-size
+    /// codec") are malformed.
     #[error("malformed chunk-size codec bytes: {0}")]
     MalformedSizes(String),
 

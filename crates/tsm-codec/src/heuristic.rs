@@ -1,4 +1,5 @@
-//! The compression heuristic (`compression.heuristic.enabled`; format spec, "Compression").
+//! The compression heuristic (`compression.heuristic.enabled`; docs/object-format.md
+//! "Compression").
 //!
 //! Input: a segment file (`Read + Seek`) and its size. Output: a [`HeuristicDecision`] saying
 //! whether to zstd-compress its chunks, and why.

@@ -1,5 +1,5 @@
-//! The chunk index: where each original chunk lives in the stored `.log` object (format
-//! spec, "Manifest": `chunkIndex`, types `fixed` and `variable`).
+//! The chunk index: where each original chunk lives in the stored `.log` object
+//! (docs/object-format.md "Manifest", "`chunkIndex`": types `fixed` and `variable`).
 //!
 //! Input: the manifest's `chunkIndex` fields (read path), or the transformed length of each
 //! chunk as the write pipeline produces them ([`ChunkIndexBuilder`]). Output: for an original
@@ -70,7 +70,7 @@ enum Layout {
     },
 }
 
-/// The chunk index of one segment, `fixed` or `variable` (format spec, "Manifest").
+/// The chunk index of one segment, `fixed` or `variable` (docs/object-format.md "Manifest").
 ///
 /// Constructed validated: the number of chunks always equals
 /// `ceil(original_file_size / original_chunk_size)` and all stored offsets fit in a `u64`.

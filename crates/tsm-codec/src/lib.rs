@@ -10,7 +10,7 @@
 //! per-chunk transforms of either direction on all cores, in order, with bounded memory.
 //!
 //! # Format sections implemented
-//! All references are to `shared/reference/object-format-v1.md`:
+//! All references are to sections of `docs/object-format.md`:
 //!
 //! | module | section |
 //! |---|---|
@@ -19,7 +19,7 @@
 //! | [`sizes_codec`] | "`transformedChunks`: chunk-size codec", including the test vector and the 10 MiB cap |
 //! | [`compression`] | "Compression": one zstd frame per chunk, content size recorded, level 3 default |
 //! | [`heuristic`] | "Compression": `compression.heuristic.enabled` (tsm walks all batches, not just the first) |
-//! | [`digest`] | none: tsm's integrity fields (the digest of each stored chunk and index), which the Java plugin ignores |
+//! | [`digest`] | "tsm's integrity fields": the digest of each stored chunk and index, which the Java plugin ignores |
 //! | [`pipeline`] | "`.log`": transform order (compress then encrypt; reverse on read) is the caller's function; the pipeline keeps chunk order |
 //!
 //! This crate depends on no other tsm crate.

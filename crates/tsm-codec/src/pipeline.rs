@@ -1,8 +1,7 @@
 //! The ordered, bounded-parallel chunk transform pipeline, used in both directions:
 //! write (original chunk -> compress -> encrypt -> stored chunk) and read (stored chunk ->
-//! decrypt -> decompress -> original chunk). Format spec, "`.log`": "Transform order on
-//! write: compress (optional) then encrypt (optional). Read reverses it."; this module only
-//! runs the caller's per-chunk function and keeps the order.
+//! decrypt -> decompress -> original chunk), the order of docs/object-format.md "`.log`";
+//! this module only runs the caller's per-chunk function and keeps the order.
 //!
 //! Input: a [`Stream`] of chunks in order (from ranged GETs on the read path, from
 //! [`crate::chunking::read_chunks`]) or of what a job needs to produce its chunk (on the

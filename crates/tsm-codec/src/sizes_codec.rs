@@ -1,5 +1,5 @@
-//! The chunk-size codec and its manifest embedding (format spec, "`transformedChunks`:
-//! chunk-size codec").
+//! The chunk-size codec and its manifest embedding (docs/object-format.md
+//! "`transformedChunks`: chunk-size codec").
 //!
 //! Input: the stored size of every chunk of a `variable` chunk index, last included.
 //! Output: the codec bytes, and the manifest's `transformedChunks` string
@@ -195,7 +195,8 @@ pub fn decode_manifest_string(s: &str) -> Result<Vec<u32>, CodecError> {
 mod tests {
     use super::*;
 
-    /// Format spec, "`transformedChunks`": the test vector, both ways.
+    /// docs/object-format.md "`transformedChunks`: chunk-size codec": the test vector, both
+    /// ways.
     #[test]
     fn spec_test_vector() {
         let codec = encode(&[10, 20, 30]).expect("encode");

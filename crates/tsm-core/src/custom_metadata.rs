@@ -1,7 +1,7 @@
 //! KIP-917 custom metadata: the bytes `copyLogSegmentData` returns and the broker stores in
 //! `RemoteLogSegmentMetadata.customMetadata`, handed back on every later fetch and delete.
 //!
-//! Source: object-format-v1 "Custom metadata (KIP-917)". Encoding is a Kafka tagged-fields
+//! Source: docs/object-format.md "Custom metadata (KIP-917)". Encoding is a Kafka tagged-fields
 //! section: unsigned-varint field count, then per field (ascending tag) unsigned-varint tag,
 //! unsigned-varint length, data. Tags: 0 `remote_size` (zig-zag varlong: bytes uploaded for
 //! `.log` + `.indexes` + `.rsm-manifest`), 1 `object_prefix` (compact string), 2

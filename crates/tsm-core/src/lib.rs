@@ -9,8 +9,8 @@
 //! [`StorageBackend`] (the tsm-storage crate, here [`backend`]); `engine/fetch.rs` reads the manifest, maps a byte
 //! range to chunks, downloads and detransforms them lazily.
 //!
-//! Facts: `shared/reference/object-format-v1.md` (format) and
-//! `shared/reference/kafka-rsm-contract.md` (what the broker does with the plugin).
+//! Facts: `docs/object-format.md` (the on-bucket format) and `docs/broker-contract.md`
+//! (what the broker does with the plugin).
 
 // The storage abstraction (the tsm-storage crate) under the short name the engine's modules use
 // (`crate::backend::...`); users of the engine name `tsm_storage` themselves.

@@ -1,6 +1,6 @@
 //! The segment manifest (`.rsm-manifest`), JSON v1, byte-compatible with the Java plugin.
 //!
-//! Source: object-format-v1 "Manifest". Written by copy (last, as the commit marker),
+//! Source: docs/object-format.md "Manifest". Written by copy (last, as the commit marker),
 //! read by fetch, fetchIndex and tools. Field names are the spec's, byte for byte.
 //! Reading accepts every variant the spec allows: `version` `"1"` (a JSON number `1` is
 //! tolerated), `chunkIndex.type` `fixed` or `variable`, `encryption` absent or `null`,
@@ -20,7 +20,7 @@ pub mod integrity;
 /// The only manifest version this crate writes and reads.
 pub const MANIFEST_VERSION: &str = "1";
 
-/// A parsed `.rsm-manifest` (object-format-v1 "Manifest").
+/// A parsed `.rsm-manifest` (docs/object-format.md "Manifest").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SegmentManifest {
@@ -88,7 +88,7 @@ pub enum ChunkIndexJson {
         /// Size of the original `.log` file.
         original_file_size: u64,
         /// `base64(zstd_frame(codec bytes))` of every chunk's stored size, last included
-        /// (object-format-v1 "`transformedChunks`: chunk-size codec").
+        /// (docs/object-format.md "`transformedChunks`: chunk-size codec").
         transformed_chunks: String,
     },
 }
@@ -191,7 +191,7 @@ impl std::fmt::Debug for EncryptionJson {
 }
 
 impl SegmentManifest {
-    /// The codec chunk index described by `chunkIndex` (object-format-v1 "Manifest":
+    /// The codec chunk index described by `chunkIndex` (docs/object-format.md "Manifest":
     /// fixed, or variable with `transformedChunks` decoded); `key` is the manifest's key,
     /// named in the [`RsmError::Corrupt`] error when the chunk table is invalid.
     ///
@@ -257,7 +257,7 @@ impl SegmentManifest {
     }
 }
 
-/// The informational `remoteLogSegmentMetadata` object (object-format-v1 "Manifest"):
+/// The informational `remoteLogSegmentMetadata` object (docs/object-format.md "Manifest"):
 /// `remoteLogSegmentId{topicIdPartition{topicId, topicPartition{topic, partition}}, id}`,
 /// `startOffset`, `endOffset`, `maxTimestampMs`, `brokerId`, `eventTimestampMs`,
 /// `segmentLeaderEpochs{"epoch":offset}`.

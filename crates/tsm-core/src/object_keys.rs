@@ -1,4 +1,4 @@
-//! Object keys of a segment's three objects (object-format-v1 "Objects per segment"):
+//! Object keys of a segment's three objects (docs/object-format.md "Objects per segment"):
 //!
 //! ```text
 //! <key.prefix><topic>-<topicId>/<partition>/<startOffset:020>-<segmentId>.log

@@ -128,7 +128,7 @@ pub struct LogSegmentData {
 }
 
 /// KIP-405 `RemoteStorageManager.IndexType`, in the order indexes are stored in
-/// `.indexes` (object-format-v1 "`.indexes`").
+/// `.indexes` (docs/object-format.md "`.indexes`").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexType {
     /// `.index`
@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn uuid_round_trips_like_kafka() {
-        // From the format spec's example key.
+        // From the example key of docs/object-format.md "Objects per segment".
         let s = "MWJ6FHTfRYy67jzwZdeqSQ";
         let u = KafkaUuid::parse(s).expect("parses");
         assert_eq!(u.to_string(), s);

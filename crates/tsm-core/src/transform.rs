@@ -1,5 +1,5 @@
 //! The per-segment transform: tsm-codec's zstd and tsm-crypto's AES-256-GCM composed in the
-//! order of object-format-v1 "`.log`" (write: compress, then encrypt; read: decrypt, then
+//! order of docs/object-format.md "`.log`" (write: compress, then encrypt; read: decrypt, then
 //! decompress) and "`.indexes`" (each index one chunk, encrypted only, never compressed;
 //! an empty index stays 0 bytes).
 //!

@@ -1,5 +1,5 @@
 //! Interoperability with the on-bucket format written by other implementations
-//! (object-format-v1): the spec's example manifest and test vector parse, and segments
+//! (docs/object-format.md): its example manifest and test vector parse, and segments
 //! whose objects are assembled by hand from the spec (not by the engine's copy) are read
 //! back byte-for-byte: no transform (fixed index), encryption only (fixed, chunk + 28),
 //! compression only (variable index from the chunk-size codec).
@@ -16,7 +16,7 @@ use tsm_core::object_keys::SegmentKeys;
 use tsm_core::{IndexType, ObjectKey};
 use tsm_crypto::{Aad, ChunkCipher, DataKey};
 
-/// The manifest example of object-format-v1 "Manifest", with real base64 in `encryption`.
+/// The manifest example of docs/object-format.md "Manifest", with real base64 in `encryption`.
 const SPEC_MANIFEST: &str = r#"{"version":"1",
  "chunkIndex":{"type":"fixed","originalChunkSize":100,"originalFileSize":1000,
                "transformedChunkSize":110,"finalTransformedChunkSize":110},
@@ -75,7 +75,8 @@ fn engine_interop_spec_manifest_example_parses() {
 
 #[test]
 fn engine_interop_spec_test_vector_variable_index() {
-    // object-format-v1 "`transformedChunks`": [10,20,30] as written by the Java plugin.
+    // docs/object-format.md "`transformedChunks`: chunk-size codec": [10,20,30] as written
+    // by the Java plugin.
     let json = r#"{"version":"1","chunkIndex":{"type":"variable","originalChunkSize":20,
         "originalFileSize":50,"transformedChunks":"KLUv/SAPeQAAAAAAAwAAAAoBAAoAAAAe"},
         "segmentIndexes":{"offset":{"position":0,"size":0},"timestamp":{"position":0,"size":0},

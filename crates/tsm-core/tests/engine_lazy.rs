@@ -1,7 +1,7 @@
 //! Fetch laziness and the manifest copy writes (issue 3 "The engine"): only chunks
 //! overlapping the range are downloaded, adjacent chunks are coalesced into one GET of
 //! bounded size, dropping the stream stops downloads, and the manifest has the spec's
-//! fields (object-format-v1 "Manifest").
+//! fields (docs/object-format.md "Manifest").
 
 mod engine_support;
 

@@ -1,6 +1,6 @@
-//! [`ChunkCipher`]: AES-256-GCM encryption of one chunk (format spec "Encryption
-//! (envelope)": "AES-256-GCM, a fresh random 12-byte IV per chunk, 128-bit tag, the
-//! segment's AAD. Stored as `IV(12) || ciphertext(n) || tag(16)`").
+//! [`ChunkCipher`]: AES-256-GCM encryption of one chunk (docs/object-format.md "Encryption
+//! (envelope)": a new random 12-byte IV for every chunk, a 128-bit tag, the segment's AAD;
+//! stored as `IV(12) || ciphertext(n) || tag(16)`).
 //!
 //! Input comes from the transform pipeline (an original or zstd-compressed chunk of a
 //! `.log` segment, or one whole index of `.indexes`); output goes to the object store.

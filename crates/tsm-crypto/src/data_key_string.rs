@@ -1,6 +1,6 @@
 //! The manifest `encryption.dataKey` string: `<keyPairId>:<base64 of the RSA-wrapped DEK>`
-//! (format spec "Manifest": "`dataKey` has exactly one `:` (so key-pair ids must not contain
-//! `:`); base64 is the standard alphabet with padding").
+//! (docs/object-format.md "Manifest", "`encryption`": exactly one `:` in `dataKey`, so a
+//! key-pair id cannot contain one; standard base64 alphabet with padding).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-/// Errors of envelope encryption (format spec "Encryption (envelope)").
+/// Errors of envelope encryption (docs/object-format.md "Encryption (envelope)").
 ///
 /// No variant carries secret bytes: the DEK, private keys, PEM contents and any
 /// (unauthenticated) plaintext are never part of an error or its `Display`/`Debug`.

@@ -1,7 +1,7 @@
 //! [`KeyRing`]: RSA key pairs (KEKs) by id, wrapping and unwrapping per-segment DEKs
-//! (format spec "Encryption (envelope)": "DEK wrapping: RSA-OAEP with SHA3-512 as the OAEP
-//! hash AND as the MGF1 hash, empty label, using the ACTIVE key pair"; "Unwrap: the
-//! key-pair id before `:` in `dataKey` selects the private key on the key ring").
+//! (docs/object-format.md "Encryption (envelope)": a DEK is wrapped with RSA-OAEP, SHA3-512
+//! being both the OAEP hash and the MGF1 hash, with an empty label, under the active key
+//! pair; the key-pair id before the `:` of `dataKey` picks the private key that unwraps it).
 //!
 //! Keys come from PEM files named by the `encryption.key.pairs.*` configuration: public
 //! keys as X.509 SubjectPublicKeyInfo (`PUBLIC KEY`, also PKCS#1 `RSA PUBLIC KEY`), private
@@ -25,7 +25,8 @@ use crate::segment_secrets::DATA_KEY_LEN;
 use crate::{CryptoError, DataKey};
 
 /// Smallest accepted RSA modulus in bits. (RSA-OAEP with SHA3-512 cannot even carry a
-/// 32-byte key below 1296 bits; 2048 is the format spec's practical minimum.)
+/// 32-byte key below 1296 bits; 2048 is the practical minimum, docs/object-format.md
+/// "Encryption (envelope)".)
 pub const MIN_MODULUS_BITS: usize = 2048;
 
 /// One RSA key pair (KEK) with its id.
@@ -269,8 +270,8 @@ fn parse_private(pem_text: &str) -> Result<PrivateKey, String> {
     }
 }
 
-/// Key pairs by id plus the active id (format spec "Encryption (envelope)", "Rotation":
-/// add a new pair, switch the active id; old pairs stay on the ring for reading).
+/// Key pairs by id plus the active id (docs/object-format.md "Encryption (envelope)",
+/// "Rotation": add a new pair, switch the active id; old pairs stay on the ring for reading).
 pub struct KeyRing {
     pairs: BTreeMap<String, KeyPair>,
     active_id: String,

@@ -1,6 +1,6 @@
 //! # tsm-crypto: envelope encryption for tiered-storage objects
 //!
-//! Implements the format spec (`object-format-v1.md`) section **"Encryption (envelope)"**
+//! Implements `docs/object-format.md` section **"Encryption (envelope)"**
 //! and the `encryption` object of section **"Manifest"**, byte-compatible with Aiven's Java
 //! tiered-storage plugin:
 //!

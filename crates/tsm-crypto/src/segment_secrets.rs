@@ -1,7 +1,7 @@
 //! Per-segment secrets: the data key ([`DataKey`], AES-256 DEK) and the AAD ([`Aad`]).
 //!
-//! Both come from the OS RNG (format spec "Encryption (envelope)": "Per segment: a fresh
-//! 256-bit AES data key (DEK) and a fresh 32-byte AAD, from the OS RNG"). The DEK goes to
+//! Both come from the OS RNG (docs/object-format.md "Encryption (envelope)": each segment
+//! gets a new 256-bit AES data key (DEK) and a new 32-byte AAD). The DEK goes to
 //! [`crate::ChunkCipher`] and, wrapped by [`crate::KeyRing`], into the manifest's
 //! `encryption.dataKey`; the AAD is stored in the clear as `encryption.aad` (base64).
 

@@ -1,5 +1,5 @@
 //! ChunkCipher: layout, round trips (proptest), and that every kind of damage is caught
-//! and names the chunk (format spec "Encryption (envelope)").
+//! and names the chunk (docs/object-format.md "Encryption (envelope)").
 
 use proptest::prelude::*;
 use tsm_crypto::{Aad, ChunkCipher, CryptoError, DataKey, ENCRYPTION_OVERHEAD, IV_LEN, TAG_LEN};

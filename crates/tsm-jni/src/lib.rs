@@ -9,7 +9,7 @@
 //! `stream`. Native `tracing` events reach SLF4J through `logging`; panics become Java
 //! exceptions (`panic`). The linked storage backends are listed in `kinds`.
 //!
-//! Facts: `shared/reference/kafka-rsm-contract.md`.
+//! What the broker does with the plugin: `docs/broker-contract.md`.
 
 pub mod exports;
 pub mod instance;

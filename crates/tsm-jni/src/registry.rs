@@ -1,7 +1,7 @@
 //! Handle registries: the `long` handles Java holds are ids into these maps, never raw
 //! pointers. A stale, double-freed or forged handle finds nothing and becomes an error
 //! ("closed"), never a use-after-free — the contract lets the broker call `close()` while
-//! calls are still in flight (kafka-rsm-contract.md "The interface").
+//! calls are still in flight (docs/broker-contract.md "The interface").
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -40,7 +40,7 @@ proptest! {
     }
 }
 
-/// The fixed chunk index example of the format spec's manifest.
+/// The fixed chunk index of the example manifest in docs/object-format.md "Manifest".
 #[test]
 fn spec_manifest_fixed_example() {
     let index = ChunkIndex::fixed(100, 1000, 110, 110).expect("spec example");

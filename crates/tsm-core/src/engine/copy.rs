@@ -1,5 +1,5 @@
 //! `copyLogSegmentData`: the broker's files -> `.log`, `.indexes`, `.rsm-manifest`
-//! (object-format-v1 "Objects per segment", "`.log`", "`.indexes`", "Manifest").
+//! (docs/object-format.md "Objects per segment", "`.log`", "`.indexes`", "Manifest").
 //!
 //! `.log` is streamed: tsm-codec's `ordered_transform` runs up to `max_in_flight` chunk jobs
 //! in parallel on the blocking pool, each reading its `chunk.size` range of the segment file

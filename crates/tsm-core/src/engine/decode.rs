@@ -1,7 +1,7 @@
 //! The bottom of the read path: stored chunks -> original chunks. [`restore`] checks each
 //! against its digest when the segment has integrity data (`manifest/integrity.rs`), then
 //! decrypts and decompresses them in tsm-codec's ordered bounded pipeline
-//! (object-format-v1 "`.log`");
+//! (docs/object-format.md "`.log`");
 //! [`read_error`] names the object, chunk and byte ranges of a restore failure. Used by
 //! the read path that restores chunks, `engine/cached.rs` (one chunk per load; every
 //! transformed segment is read through it). Calls nothing else of the engine.

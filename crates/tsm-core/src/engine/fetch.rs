@@ -1,5 +1,5 @@
 //! `fetchLogSegment` after its entry in `mod.rs`: the manifest (`engine/manifests.rs`), then
-//! the bytes of the requested range, downloaded lazily (object-format-v1 "`.log`",
+//! the bytes of the requested range, downloaded lazily (docs/object-format.md "`.log`",
 //! "Manifest"). It calls only files below it (the list in `engine/mod.rs`). Three paths,
 //! picked per stream:
 //!

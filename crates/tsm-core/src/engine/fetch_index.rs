@@ -1,4 +1,4 @@
-//! `fetchIndex`: one index's exact bytes from `.indexes` (object-format-v1 "`.indexes`").
+//! `fetchIndex`: one index's exact bytes from `.indexes` (docs/object-format.md "`.indexes`").
 //!
 //! The manifest's `segmentIndexes` entry gives the stored position and size; one ranged GET
 //! reads exactly those bytes, which are decrypted when the segment is encrypted. An empty

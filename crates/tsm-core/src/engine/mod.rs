@@ -1,6 +1,6 @@
 //! The RemoteStorageManager engine: copy, ranged fetch, fetchIndex, delete (KIP-405).
 //!
-//! Data flow (object-format-v1):
+//! Data flow (docs/object-format.md):
 //! - `copy.rs`: the broker's segment files -> chunks of `chunk.size` (tsm-codec) ->
 //!   compress / encrypt ([`crate::transform`], tsm-codec's ordered bounded-parallel
 //!   pipeline) -> `.log` upload while reading; then `.indexes`; then `.rsm-manifest`

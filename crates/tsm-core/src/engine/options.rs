@@ -12,7 +12,7 @@ use crate::RsmError;
 use crate::config::{CustomMetadataField, RsmConfig};
 use crate::custom_metadata::CUSTOM_METADATA_MAX_BYTES;
 
-/// Whether `.log` chunks are compressed (object-format-v1 "Compression").
+/// Whether `.log` chunks are compressed (docs/object-format.md "Compression").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompressionMode {
     /// `compression.enabled=false`.

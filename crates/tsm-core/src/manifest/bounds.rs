@@ -18,7 +18,7 @@
 //! Index entries are checked by [`check_index_entries`]: every `position + size` fits a
 //! `u64` and no index is larger than [`MAX_INDEX_SIZE`].
 //!
-//! Source: object-format-v1 "Manifest" (chunk index types, what each mode stores).
+//! Source: docs/object-format.md "Manifest" (chunk index types, what each mode stores).
 
 use tsm_codec::{ChunkIndex, chunking, compression};
 use tsm_crypto::ENCRYPTION_OVERHEAD;

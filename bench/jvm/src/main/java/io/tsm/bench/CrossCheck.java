@@ -33,7 +33,7 @@ import picocli.CommandLine.Option;
  * synthetic {@code .txnindex}; without one, both must throw
  * {@link RemoteResourceNotFoundException}). Then the reader deletes and a fresh writer
  * instance must find nothing. On the filesystem backend the stored objects are checked
- * against object-format-v1 too (plain {@code .log} == the segment file; manifest version,
+ * against docs/object-format.md too (plain {@code .log} == the segment file; manifest version,
  * chunk index type and encryption fields). Streams are compared 1 MiB at a time.
  * A pair with {@code aiven} gets the map as the Java plugin takes it (full backend class
  * names, {@link Plugins#configFor}); tsm reads the same map, as in a mixed cluster.
@@ -201,7 +201,7 @@ final class CrossCheck implements Callable<Integer> {
         }
     }
 
-    /** object-format-v1 checks of what {@code writer} stored on the filesystem. */
+    /** docs/object-format.md checks of what {@code writer} stored on the filesystem. */
     private void checkObjects(SegmentSet set, String mode, String writer, boolean txn, RemoteLogSegmentMetadata meta,
                               String label) throws IOException {
         Path root = work.resolve("fs-root");

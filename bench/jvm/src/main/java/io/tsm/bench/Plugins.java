@@ -24,8 +24,9 @@ import software.amazon.awssdk.services.s3.model.BucketAlreadyOwnedByYouException
 /**
  * The plugins under test and their shared configuration. All get the SAME
  * {@code rsm.config.*} map (prefix stripped, values strings, {@code broker.id} an Integer, as
- * the broker passes it; kafka-rsm-contract.md): chunk.size 4 MiB, zstd on/off with the
- * heuristic off, AES on/off with one RSA 2048 key pair from the scratch dir, the backend.
+ * the broker passes it; docs/broker-contract.md "The interface"): chunk.size 4 MiB, zstd
+ * on/off with the heuristic off, AES on/off with one RSA 2048 key pair from the scratch dir,
+ * the backend.
  *
  * <p>The tsm plugin ({@value #TSM_CLASS}) is loaded from the classpath: bench/jvm/run.sh puts
  * crates/tsm-jni/target/tsm-kafka-plugin-0.1.0.jar there (it is not a Maven dependency). The
@@ -215,8 +216,8 @@ final class Plugins {
 
     /**
      * Stored size of the segment's {@code .log} object (bytes), or null when it cannot be read:
-     * a file under the storage root, or S3 HeadObject. Keys as object-format-v1 with the
-     * benchmark's {@code key.prefix}.
+     * a file under the storage root, or S3 HeadObject. Keys as docs/object-format.md "Objects
+     * per segment" with the benchmark's {@code key.prefix}.
      */
     static Long storedLogBytes(String backend, Path work, org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata m) {
         String offset = String.format(java.util.Locale.ROOT, "%020d", m.startOffset());

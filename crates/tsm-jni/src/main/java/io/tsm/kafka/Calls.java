@@ -9,9 +9,11 @@ import org.apache.kafka.server.log.remote.storage.RemoteStorageException;
  * Awaits native operations in bounded slices and maps failures onto Kafka's exceptions.
  *
  * <p>Every native wait lasts at most {@link #SLICE_MS} ms; between slices the calling thread's
- * interrupt flag is checked, so a broker thread interrupted by a fetch timeout or a task
- * cancellation gets a {@link RemoteStorageException} promptly (the native task is aborted and
- * the flag is restored).
+ * interrupt flag is checked, so a broker thread interrupted (shutdown, a leadership change, a
+ * task cancelled with interruption) gets a {@link RemoteStorageException} promptly (the native
+ * task is aborted and the flag is restored). Current brokers do not interrupt a remote read
+ * that outlives remote.fetch.max.wait.ms (docs/broker-contract.md "Remote reads are not
+ * interrupted"): the engine's own deadlines end those.
  */
 final class Calls {
     private Calls() {}

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Java plugin's JMX names (shared/reference/aiven-metrics.md, docs/metrics.md) on the
+ * The Java plugin's JMX names (docs/metrics.md, "The Java plugin's MBeans") on the
  * filesystem backend: object names, attribute sets, values after real calls, stable names
  * across a re-configure, a second instance's distinct names, nothing left after close.
  */
@@ -35,7 +35,7 @@ class JmxMetricsTest {
             "segment-delete-bytes-total", "segment-delete-errors-rate", "segment-delete-errors-total",
             "segment-delete-rate", "segment-delete-time-avg", "segment-delete-time-max", "segment-delete-total",
             "segment-fetch-requested-bytes-rate", "segment-fetch-requested-bytes-total",
-            // Not in the reference list, registered by the Java plugin 1.1.1 all the same.
+            // Not in the Java plugin's generated metrics list, registered by 1.1.1 all the same.
             "segment-delete-bytes-rate");
     static final Set<String> UPLOAD_ATTRS = set("object-upload-bytes-rate", "object-upload-bytes-total",
             "object-upload-rate", "object-upload-total");

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
- * The manifest's {@code chunkIndex} (object-format-v1 "Manifest"): where each chunk of the
+ * The manifest's {@code chunkIndex} (docs/object-format.md "Manifest"): where each chunk of the
  * {@code .log} object lives. Chunking is on the original side: every chunk holds
  * {@code originalChunkSize} original bytes except the last. {@code fixed} when every stored
  * chunk but the last has the same size (no transform, or encryption only), {@code variable}

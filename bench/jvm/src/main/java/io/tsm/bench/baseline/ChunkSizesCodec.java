@@ -8,7 +8,7 @@ import java.util.Base64;
 import com.github.luben.zstd.Zstd;
 
 /**
- * The {@code transformedChunks} string of a variable chunk index (object-format-v1
+ * The {@code transformedChunks} string of a variable chunk index (docs/object-format.md
  * "{@code transformedChunks}: chunk-size codec"): {@code base64(zstd_frame(codec bytes))},
  * integers big-endian. Count 0: {@code count:i32}; 1: {@code count, value}; 2 or more:
  * {@code count, base:i32, bytesPerValue:u8, (count-1) x (v - base) in bytesPerValue bytes,

@@ -12,10 +12,11 @@ import com.github.luben.zstd.ZstdCompressCtx;
 import com.github.luben.zstd.ZstdDecompressCtx;
 
 /**
- * One chunk's transform (object-format-v1 "Compression", "Encryption"): compress (zstd
- * level 3, one frame recording its content size) then encrypt (AES-256-GCM, fresh random
- * 12-byte IV, 128-bit tag, the segment's AAD, stored {@code IV || ciphertext || tag}); the
- * read side reverses it. Not thread-safe: one instance per copy or fetch stream.
+ * One chunk's transform (docs/object-format.md "Compression", "Encryption (envelope)"):
+ * compress (zstd level 3, one frame recording its content size) then encrypt (AES-256-GCM,
+ * fresh random 12-byte IV, 128-bit tag, the segment's AAD, stored
+ * {@code IV || ciphertext || tag}); the read side reverses it. Not thread-safe: one instance
+ * per copy or fetch stream.
  *
  * <p>Memory: reusable buffers of about {@code 2 x compressBound(chunk.size) + 28} bytes; the
  * JCE's GCM decryption additionally buffers one stored chunk.

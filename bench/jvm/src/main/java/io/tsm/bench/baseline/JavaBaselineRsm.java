@@ -30,8 +30,8 @@ import org.apache.kafka.server.log.remote.storage.RemoteStorageManager;
 /**
  * A BENCHMARK BASELINE, not a product: a KIP-405 {@code RemoteStorageManager} written the
  * way Aiven's tiered-storage-for-apache-kafka 1.x plugin works (Aiven's artifacts are not on
- * Maven Central), writing and reading object-format-v1 byte for byte
- * (/work/shared/reference/object-format-v1.md), with the same {@code rsm.config.*} keys as
+ * Maven Central), writing and reading object format v1 byte for byte
+ * (docs/object-format.md), with the same {@code rsm.config.*} keys as
  * Aiven's plugin and tsm (see {@link BaselineConfig}). Backends: filesystem and S3.
  *
  * <p><b>copy</b>: {@code .log} is streamed chunk by chunk (read {@code chunk.size} bytes,

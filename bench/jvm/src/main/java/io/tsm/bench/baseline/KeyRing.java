@@ -24,7 +24,7 @@ import org.bouncycastle.jce.provider.BouncyCastleProvider;
 /**
  * The RSA key ring ({@code encryption.key.pair.id}, {@code encryption.key.pairs},
  * {@code encryption.key.pairs.<id>.public.key.file} / {@code .private.key.file}; PEM, public
- * X.509 SubjectPublicKeyInfo, private PKCS#8) and DEK wrapping as object-format-v1
+ * X.509 SubjectPublicKeyInfo, private PKCS#8) and DEK wrapping as docs/object-format.md
  * "Encryption (envelope)": RSA-OAEP with SHA3-512 as OAEP hash and MGF1 hash, empty label,
  * via BouncyCastle ({@code RSA/NONE/OAEPWithSHA3-512AndMGF1Padding}, as Aiven's plugin).
  * The wrapped form is {@code <keyPairId>:<base64 standard, padded>}. {@code toString} shows

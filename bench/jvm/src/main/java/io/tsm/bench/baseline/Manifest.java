@@ -13,7 +13,7 @@ import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
 import org.apache.kafka.server.log.remote.storage.RemoteStorageManager.IndexType;
 
 /**
- * The {@code .rsm-manifest} object, UTF-8 JSON v1 (object-format-v1 "Manifest"): version
+ * The {@code .rsm-manifest} object, UTF-8 JSON v1 (docs/object-format.md "Manifest"): version
  * {@code "1"}, chunkIndex, segmentIndexes (stored positions/sizes in {@code .indexes};
  * {@code transaction} null when absent), compression, encryption (omitted when off:
  * {@code dataKey} = {@code <keyPairId>:<base64 wrapped DEK>}, {@code aad} base64), and the

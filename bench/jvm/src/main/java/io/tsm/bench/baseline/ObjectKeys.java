@@ -3,7 +3,7 @@ package io.tsm.bench.baseline;
 import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
 
 /**
- * Object keys of a segment (object-format-v1 "Objects per segment"):
+ * Object keys of a segment (docs/object-format.md "Objects per segment"):
  * {@code <key.prefix><topic>-<topicId>/<partition>/<startOffset:020>-<segmentId>.<suffix>},
  * suffixes {@code log}, {@code indexes}, {@code rsm-manifest}; ids are Kafka
  * {@code Uuid.toString()} (URL-safe base64, 22 chars).

@@ -18,7 +18,7 @@ import net.jqwik.api.constraints.Size;
 
 import org.junit.jupiter.api.Test;
 
-/** object-format-v1 "transformedChunks: chunk-size codec", including the spec's test vector. */
+/** docs/object-format.md "transformedChunks: chunk-size codec", including its test vector. */
 class ChunkSizesCodecTest {
     @Test
     void specTestVector() throws IOException {

@@ -14,7 +14,7 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.server.log.remote.storage.RemoteStorageManager.IndexType;
 import org.junit.jupiter.api.Test;
 
-/** The manifest reader against object-format-v1's example, and config errors. */
+/** The manifest reader against the example in docs/object-format.md "Manifest"; config errors. */
 class ManifestTest {
     static final String SPEC = """
             {"version":"1",
