@@ -13,6 +13,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.regex.Matcher;
@@ -34,8 +35,9 @@ class DockerfileTest {
     /** The base image: the tag, the Strimzi version and the Kafka version in it. */
     record BaseImage(String tag, String strimzi, int strimziMajor, int strimziMinor, String kafka, int kafkaMajor, int kafkaMinor) {}
 
+    /** The Dockerfile as `docker build --build-arg TSM_VERSION=<the pom's version>` reads it. */
     static Dockerfile dockerfile() {
-        return new Dockerfile(Repo.read(Examples.DOCKERFILE));
+        return new Dockerfile(Repo.read(Examples.DOCKERFILE), Map.of("TSM_VERSION", PluginBuild.version()));
     }
 
     static BaseImage baseImage() {
@@ -72,6 +74,23 @@ class DockerfileTest {
         // manifests are kafka.strimzi.io/v1, which Strimzi serves from 0.49 on.
         boolean strimziOk = b.strimziMajor() >= 1 || b.strimziMinor() >= 49;
         assertTrue(strimziOk, "Strimzi " + b.strimzi() + ": the manifests need 0.49+ (v1 API; UBI 9 / glibc 2.34 from 0.42)");
+    }
+
+    @Test
+    void thePluginVersionIsABuildArgumentAndEveryDocumentedBuildGivesIt() {
+        Dockerfile d = dockerfile();
+        assertEquals(List.of("TSM_VERSION"), d.argsWithoutDefault, "TSM_VERSION is an ARG without a default (no version hard-coded)");
+        String text = Repo.read(Examples.DOCKERFILE);
+        assertTrue(text.contains("test -n \"${TSM_VERSION}\""), "the build stops with a message when TSM_VERSION is not given");
+        for (String file : List.of(Examples.DOCKERFILE, "docs/strimzi.md")) {
+            Matcher m = Pattern.compile("docker build [^\\n]*(\\\\\\n[^\\n]*)*").matcher(Repo.read(file));
+            int builds = 0;
+            while (m.find()) {
+                builds++;
+                assertTrue(m.group().contains("--build-arg TSM_VERSION="), file + ": every docker build passes --build-arg TSM_VERSION: " + m.group());
+            }
+            assertTrue(builds > 0, file + " shows the docker build command");
+        }
     }
 
     @Test

@@ -27,12 +27,28 @@ final class Examples {
     static final String METRICS = DIR + "metrics-config.yaml";
     /** The JMX exporter rules the metrics ConfigMap holds verbatim. */
     static final String EXPORTER_RULES = DIR + "prometheus/jmx-exporter.yml";
+    /** The Prometheus alerting rules (a plain rule file). */
+    static final String ALERT_RULES = DIR + "prometheus/tsm-alerts.yml";
     static final String DOCKERFILE = DIR + "Dockerfile";
     /** Every manifest of the directory. */
     static final List<String> MANIFESTS = List.of(KAFKA, TOPIC, S3_SECRET, KEYS_SECRET, METRICS);
 
     static List<StrictYaml.Doc> docs(String file) {
-        return StrictYaml.parseFile(file);
+        return StrictYaml.parse(file, Repo.read(file), 1);
+    }
+
+    /** The manifests of the directory as the validator reads a user's files ({@link Manifests}). */
+    static Manifests manifests() {
+        Manifests m = new Manifests();
+        for (String f : MANIFESTS) {
+            m.add(f, Repo.read(f));
+        }
+        return m;
+    }
+
+    /** The validator's options for the examples: the Dockerfile's plugin directory, the pom's version. */
+    static Rules.Options rulesOptions() {
+        return new Rules.Options(DockerfileTest.pluginDirectoryInImage(), PluginBuild.version());
     }
 
     /** The one Kafka resource of kafka.yaml. */

@@ -47,6 +47,25 @@ class MetricsConfigTest {
     }
 
     @Test
+    void theAlertRulesWrapIntoAPrometheusRuleAsTheDocsShow() throws Exception {
+        String rules = Repo.read(Examples.ALERT_RULES);
+        JsonNode plain = new YAMLMapper().readTree(rules);
+        assertEquals(List.of("groups"), iterate(plain.fieldNames()), Examples.ALERT_RULES + " has only groups at its top");
+        String docs = Repo.read("docs/strimzi.md");
+        assertTrue(docs.contains("sed 's/^/  /' " + Examples.ALERT_RULES), "docs/strimzi.md wraps the rule file by indenting it under spec");
+        StringBuilder wrapped = new StringBuilder("apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: tsm-alerts\nspec:\n");
+        rules.lines().forEach(l -> wrapped.append("  ").append(l).append('\n'));
+        JsonNode pr = new YAMLMapper().readTree(wrapped.toString());
+        assertEquals(plain.get("groups"), pr.path("spec").path("groups"), "the wrapped rules are the file's rules");
+    }
+
+    private static List<String> iterate(java.util.Iterator<String> it) {
+        List<String> out = new java.util.ArrayList<>();
+        it.forEachRemaining(out::add);
+        return out;
+    }
+
+    @Test
     void everyExporterRuleHasAPatternThatCompilesAndAName() throws Exception {
         JsonNode cfg = new YAMLMapper().readTree(Repo.read(Examples.EXPORTER_RULES));
         assertTrue(cfg.path("lowercaseOutputName").asBoolean(), "lowercaseOutputName: true");

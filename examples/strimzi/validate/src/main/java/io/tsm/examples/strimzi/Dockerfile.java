@@ -8,21 +8,32 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The instructions of a Dockerfile that the checks need: {@code FROM}, {@code ARG} defaults
- * and {@code COPY} (sources and destination, with {@code ${ARG}} expanded). Line
- * continuations and comments are handled; flags ({@code --chown=...}) are kept apart.
+ * The instructions of a Dockerfile that the checks need: {@code FROM}, {@code ARG}s (with or
+ * without a default) and {@code COPY} (sources and destination, with {@code ${ARG}} expanded
+ * from the build arguments given, else the ARG's default). Line continuations and comments
+ * are handled; flags ({@code --chown=...}) are kept apart.
  */
 final class Dockerfile {
     /** One COPY: its flags, sources (context-relative) and destination. */
     record Copy(List<String> flags, List<String> sources, String destination) {}
 
     final String from;
+    /** Each ARG's value: the build argument given, else its default, else null (no default). */
     final Map<String, String> args = new HashMap<>();
+    /** The ARGs declared without a default (they must be given with --build-arg). */
+    final List<String> argsWithoutDefault = new ArrayList<>();
+    private final Map<String, String> buildArgs;
     final List<Copy> copies = new ArrayList<>();
 
     private static final Pattern VAR = Pattern.compile("\\$\\{(\\w+)}|\\$(\\w+)");
 
     Dockerfile(String text) {
+        this(text, Map.of());
+    }
+
+    /** {@code buildArgs}: what {@code docker build --build-arg NAME=VALUE} would give. */
+    Dockerfile(String text, Map<String, String> buildArgs) {
+        this.buildArgs = buildArgs;
         String base = null;
         StringBuilder logical = new StringBuilder();
         List<String> lines = new ArrayList<>();
@@ -54,7 +65,10 @@ final class Dockerfile {
                 }
                 case "ARG" -> {
                     String[] kv = words[1].split("=", 2);
-                    args.put(kv[0], kv.length == 2 ? kv[1] : "");
+                    if (kv.length < 2) {
+                        argsWithoutDefault.add(kv[0]);
+                    }
+                    args.put(kv[0], buildArgs.containsKey(kv[0]) ? buildArgs.get(kv[0]) : kv.length == 2 ? kv[1] : null);
                 }
                 case "COPY", "ADD" -> {
                     List<String> flags = new ArrayList<>();
@@ -92,15 +106,18 @@ final class Dockerfile {
         throw new AssertionError("FROM without an image");
     }
 
-    /** {@code s} with {@code ${NAME}} / {@code $NAME} replaced by the ARG defaults seen so far. */
+    /** {@code s} with {@code ${NAME}} / {@code $NAME} replaced by the ARG values seen so far. */
     String expand(String s) {
         Matcher m = VAR.matcher(s);
         StringBuilder b = new StringBuilder();
         while (m.find()) {
             String name = m.group(1) != null ? m.group(1) : m.group(2);
+            if (!args.containsKey(name)) {
+                throw new AssertionError("the Dockerfile uses ${" + name + "} before an ARG " + name);
+            }
             String v = args.get(name);
             if (v == null) {
-                throw new AssertionError("the Dockerfile uses ${" + name + "} without an ARG default");
+                throw new AssertionError("the Dockerfile uses ${" + name + "}, an ARG without a default: give it as a build argument");
             }
             m.appendReplacement(b, Matcher.quoteReplacement(v));
         }

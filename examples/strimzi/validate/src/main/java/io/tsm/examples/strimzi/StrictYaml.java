@@ -3,6 +3,7 @@ package io.tsm.examples.strimzi;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -82,9 +83,52 @@ final class StrictYaml {
         }
     }
 
-    /** Every document of the repository file {@code rel}. */
-    static List<Doc> parseFile(String rel) {
-        return parse(rel, Repo.read(rel), 1);
+    /** A document that does not read: the message names the file, the document, the line and the field. */
+    static class Invalid extends AssertionError {
+        Invalid(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** A document of a kind this does not read (not a Strimzi resource it knows, nor a Secret or ConfigMap). */
+    static final class OtherKind extends Invalid {
+        final String apiVersion;
+        final String kind;
+
+        OtherKind(String message, String apiVersion, String kind) {
+            super(message, null);
+            this.apiVersion = apiVersion;
+            this.kind = kind;
+        }
+    }
+
+    /** One document of {@link #parseEach}: either read ({@code doc}) or not ({@code problem}). */
+    record Result(Doc doc, Invalid problem) {}
+
+    /**
+     * Every non-empty document of {@code text}, each read on its own: a document that does
+     * not read is a {@link Result} with its problem and the others are still read (for the
+     * validator, which reports every problem of a user's files, not the first).
+     */
+    static List<Result> parseEach(String source, String text, int firstLine) {
+        List<Result> out = new ArrayList<>();
+        String[] chunks = DOCUMENT_SEPARATOR.split(text, -1);
+        int line = firstLine;
+        int index = 0;
+        for (String chunk : chunks) {
+            int chunkLine = line;
+            line += (int) chunk.chars().filter(c -> c == '\n').count();
+            if (isBlank(chunk)) {
+                continue;
+            }
+            index++;
+            try {
+                out.add(new Result(parseDocument(source, index, chunkLine, chunk), null));
+            } catch (Invalid e) {
+                out.add(new Result(null, e));
+            }
+        }
+        return out;
     }
 
     /**
@@ -120,13 +164,13 @@ final class StrictYaml {
         String where = source + " line " + firstLine + " (fragment of " + kind + " at " + path + ")";
         Class<?> type = KINDS.get(kind);
         if (type == null) {
-            throw new AssertionError(where + ": unknown kind; known: " + KINDS.keySet());
+            throw new Invalid(where + ": unknown kind; known: " + KINDS.keySet(), null);
         }
         JsonNode fragment;
         try {
             fragment = MAPPER.readTree(text);
         } catch (JsonProcessingException e) {
-            throw new AssertionError(where + ": not YAML: " + e.getOriginalMessage(), e);
+            throw new Invalid(where + ": not YAML: " + e.getOriginalMessage(), e);
         }
         ObjectNode root = MAPPER.createObjectNode();
         String[] apiAndKind = kind.split(" ");
@@ -137,14 +181,14 @@ final class StrictYaml {
             at = at.has(step) ? (ObjectNode) at.get(step) : at.putObject(step);
         }
         if (!(fragment instanceof ObjectNode obj)) {
-            throw new AssertionError(where + ": a fragment must be a mapping");
+            throw new Invalid(where + ": a fragment must be a mapping", null);
         }
         at.setAll(obj);
         try {
             Object model = MAPPER.treeToValue(root, type);
             return new Doc(source, 1, firstLine, apiAndKind[1], "fragment", root, model);
         } catch (JsonProcessingException e) {
-            throw new AssertionError(where + ": " + describe(e), e);
+            throw new Invalid(where + ": " + describe(e), e);
         }
     }
 
@@ -155,28 +199,35 @@ final class StrictYaml {
         try {
             tree = MAPPER.readTree(chunk);
         } catch (JsonProcessingException e) {
-            throw new AssertionError(at + ": not YAML: " + describe(e, chunkLine), e);
+            throw new Invalid(at + ": not YAML: " + describe(e, chunkLine), e);
         }
         if (tree == null || !tree.isObject()) {
-            throw new AssertionError(at + ": not a mapping");
+            throw new Invalid(at + ": not a mapping", null);
         }
         String apiVersion = tree.path("apiVersion").asText("");
         String kind = tree.path("kind").asText("");
         String name = tree.path("metadata").path("name").asText("");
         Class<?> type = KINDS.get(apiVersion + " " + kind);
         if (type == null) {
-            throw new AssertionError(at + ": apiVersion '" + apiVersion + "' kind '" + kind
+            String message = at + ": apiVersion '" + apiVersion + "' kind '" + kind
                     + "' is not one this validates; expected one of " + KINDS.keySet()
-                    + " (Strimzi resources are kafka.strimzi.io/v1 since Strimzi 1.0)");
+                    + " (Strimzi resources are kafka.strimzi.io/v1 since Strimzi 1.0)";
+            boolean knownKindOtherVersion = KINDS.keySet().stream().anyMatch(k -> k.endsWith(" " + kind))
+                    && (apiVersion.startsWith("kafka.strimzi.io/") || apiVersion.equals("v1"));
+            if (knownKindOtherVersion) {
+                throw new Invalid(message + ": change apiVersion to " + KINDS.keySet().stream()
+                        .filter(k -> k.endsWith(" " + kind)).findFirst().orElseThrow().split(" ")[0], null);
+            }
+            throw new OtherKind(message, apiVersion, kind);
         }
         if (name.isEmpty()) {
-            throw new AssertionError(at + ": no metadata.name");
+            throw new Invalid(at + ": no metadata.name", null);
         }
         try {
             Object model = MAPPER.readerFor(type).readValue(chunk);
             return new Doc(source, index, firstLine, kind, name, tree, model);
         } catch (JsonProcessingException e) {
-            throw new AssertionError(at + " " + kind + " " + name + ": " + describe(e, chunkLine), e);
+            throw new Invalid(at + " " + kind + " " + name + ": " + describe(e, chunkLine), e);
         }
     }
 
@@ -192,9 +243,33 @@ final class StrictYaml {
         if (e instanceof UnrecognizedPropertyException u) {
             String known = u.getKnownPropertyIds() == null ? "?" : u.getKnownPropertyIds().stream()
                     .map(Object::toString).sorted().collect(Collectors.joining(", "));
-            return "unknown field '" + u.getPropertyName() + "' at " + path + " (the model knows: " + known + ")";
+            String guess = u.getKnownPropertyIds() == null ? null
+                    : DidYouMean.closest(u.getPropertyName(), u.getKnownPropertyIds().stream().map(Object::toString).toList());
+            return "unknown field '" + u.getPropertyName() + "' at " + path
+                    + (guess == null ? "" : ": did you mean '" + guess + "'?")
+                    + " (the model knows: " + known + ")";
         }
-        return (path.isEmpty() ? "" : "at " + path + ": ") + e.getOriginalMessage();
+        return (path.isEmpty() ? "" : "at " + path + ": ") + coercionHint(e.getOriginalMessage());
+    }
+
+    private static final Pattern COERCE = Pattern.compile("Cannot coerce (\\w+) value \\((.*)\\) to `(?:java\\.lang\\.)?([\\w.]+)` value.*",
+            Pattern.DOTALL);
+
+    /** Jackson's "Cannot coerce ..." as what to do: quote a value the API wants as a string, or unquote one. */
+    static String coercionHint(String message) {
+        Matcher m = COERCE.matcher(message == null ? "" : message);
+        if (!m.matches()) {
+            return message;
+        }
+        String from = m.group(1);
+        String value = m.group(2);
+        String to = m.group(3);
+        if (to.equals("String")) {
+            return "the value " + value + " is " + (from.equals("Boolean") ? "a boolean" : "a number")
+                    + " where the API wants a string: quote it, \"" + value + "\"";
+        }
+        return "the value " + value + " is a " + from.toLowerCase(java.util.Locale.ROOT) + " where the API wants "
+                + (to.equals("Boolean") ? "a boolean" : "a number") + ": remove the quotes";
     }
 
     private static String path(List<JsonMappingException.Reference> refs) {

@@ -53,6 +53,22 @@ final class RsmConfig {
         return out;
     }
 
+    /**
+     * The field of {@code kafka} that sets the plugin key {@code key} (no prefix): an
+     * {@code rsm.config.<key>} entry of {@code spec.kafka.config} when there is one (it wins),
+     * else the entry of {@code remoteStorageManager.config}.
+     */
+    static String fieldPath(Kafka kafka, String key) {
+        Map<String, Object> config = kafka.getSpec().getKafka().getConfig();
+        if (config != null && config.containsKey(PREFIX + key)) {
+            return "spec.kafka.config." + PREFIX + key;
+        }
+        return CONFIG_PATH + "." + key;
+    }
+
+    /** Where the plugin configuration is in a Kafka resource. */
+    static final String CONFIG_PATH = "spec.kafka.tieredStorage.remoteStorageManager.config";
+
     /** Writes {@code props} as Strimzi does (one raw {@code key=value} line each) under a comment header. */
     static void write(Path file, String header, Map<String, String> props) {
         StringBuilder b = new StringBuilder();
