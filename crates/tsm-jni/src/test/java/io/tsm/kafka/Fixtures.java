@@ -82,6 +82,13 @@ final class Fixtures {
 
     /** A segment of {@code size} random bytes, with a transaction index when {@code withTxn}. */
     static Segment segment(Path dir, int size, boolean withTxn, long seed) throws IOException {
+        return segment(dir, size, withTxn, seed,
+                new TopicIdPartition(Uuid.randomUuid(), new TopicPartition("topic-a", 3)));
+    }
+
+    /** As {@link #segment(Path, int, boolean, long)}, of the topic partition {@code tip}. */
+    static Segment segment(Path dir, int size, boolean withTxn, long seed, TopicIdPartition tip)
+            throws IOException {
         Random r = new Random(seed);
         Files.createDirectories(dir);
         byte[] log = random(r, size);
@@ -96,7 +103,6 @@ final class Fixtures {
         Path snapshotFile = Files.write(dir.resolve(base + ".snapshot"), snapshot);
         Optional<Path> txnFile = withTxn ? Optional.of(Files.write(dir.resolve(base + ".txnindex"), txn))
                 : Optional.empty();
-        TopicIdPartition tip = new TopicIdPartition(Uuid.randomUuid(), new TopicPartition("topic-a", 3));
         RemoteLogSegmentId id = new RemoteLogSegmentId(tip, Uuid.randomUuid());
         Map<Integer, Long> epochs = new HashMap<>();
         epochs.put(0, 0L);
