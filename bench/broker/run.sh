@@ -94,11 +94,10 @@ done
 
 export KAFKA_VERSION=4.2.2
 export TSM_CHUNK_SIZE=4194304
-aiven_dir="${TSM_AIVEN_PLUGIN_DIR:-$TSM_ROOT/../shared/aiven-rsm-1.1.1/plugin}"
 if [[ " $subjects " == *" aiven "* ]]; then
-  compgen -G "$aiven_dir/aiven-tiered-storage-for-apache-kafka-*.jar" >/dev/null \
-    || die "the aiven subject needs the Java plugin at $aiven_dir (set TSM_AIVEN_PLUGIN_DIR)"
-  aiven_dir=$(cd "$aiven_dir" && pwd)
+  find_aiven_plugin \
+    || die "the aiven subject needs the Java plugin, not found at $AIVEN_PLUGIN_DIR (no aiven-tiered-storage-for-apache-kafka-*.jar): $(aiven_plugin_howto)"
+  aiven_dir=$AIVEN_PLUGIN_DIR
   aiven_version=$(basename "$(compgen -G "$aiven_dir/aiven-tiered-storage-for-apache-kafka-*.jar" | head -1)" .jar)
   aiven_version=${aiven_version##*-}
 fi

@@ -82,9 +82,9 @@ case "$backend" in filesystem|s3) ;; *) die "--backend must be filesystem or s3,
 command -v java >/dev/null || die "java (17+) is needed"
 command -v mvn >/dev/null || die "mvn is needed"
 
-aiven_dir="${TSM_AIVEN_PLUGIN_DIR:-$TSM_ROOT/../shared/aiven-rsm-1.1.1/plugin}"
 aiven_found=0
-compgen -G "$aiven_dir/aiven-tiered-storage-for-apache-kafka-*.jar" >/dev/null && aiven_found=1
+find_aiven_plugin && aiven_found=1 # scripts/lib.sh: sets AIVEN_PLUGIN_DIR
+aiven_dir=$AIVEN_PLUGIN_DIR
 if [ ${#subjects[@]} -eq 0 ] && [ -n "${TSM_BENCH_SUBJECTS:-}" ]; then
   read -r -a subjects <<<"$TSM_BENCH_SUBJECTS"
 fi
@@ -93,7 +93,7 @@ if [ ${#subjects[@]} -eq 0 ]; then
   if [ "$aiven_found" = 1 ]; then
     subjects+=(aiven)
   else
-    log "the Java plugin is not at $aiven_dir: running without the aiven subject (set TSM_AIVEN_PLUGIN_DIR, or --plugin aiven to require it)"
+    log "the Java plugin is not at $aiven_dir: running without the aiven subject (--plugin aiven to require it; to provide it: $(aiven_plugin_howto))"
   fi
 fi
 has() { local s; for s in "${subjects[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -101,9 +101,8 @@ for s in "${subjects[@]}"; do
   case "$s" in tsm|java|aiven) ;; *) die "--plugin / TSM_BENCH_SUBJECTS: unknown subject '$s' (tsm, java, aiven)" ;; esac
 done
 if has aiven; then
-  [ "$aiven_found" = 1 ] || die "the aiven subject was asked for but the Java plugin is not at $aiven_dir (no aiven-tiered-storage-for-apache-kafka-*.jar): put the aiven-rsm-1.1.1 directory at $TSM_ROOT/../shared/ or set TSM_AIVEN_PLUGIN_DIR to its plugin/ directory"
-  export TSM_AIVEN_PLUGIN_DIR
-  TSM_AIVEN_PLUGIN_DIR=$(cd "$aiven_dir" && pwd)
+  [ "$aiven_found" = 1 ] || die "the aiven subject was asked for but the Java plugin is not at $aiven_dir (no aiven-tiered-storage-for-apache-kafka-*.jar): $(aiven_plugin_howto)"
+  export TSM_AIVEN_PLUGIN_DIR=$aiven_dir
 fi
 # The Kafka classes the Java plugin runs on (<= 4.2: aiven-rsm-1.1.1/README.md); the others'.
 aiven_kafka=4.2.2

@@ -16,7 +16,7 @@
 # Why port 80: google-cloud-storage sends `Host: 127.0.0.1` without the port and the
 # emulator builds the resumable-upload session URL from it (`-external-url` is ignored),
 # so resumable uploads only work when it listens on port 80 (we run as root). See
-# shared/reference/backend-notes.md, GCS section.
+# crates/tsm-backend-gcs/README.md, "What the code relies on about the SDK and fake-gcs-server".
 #
 # Environment:
 #   TSM_GCS_HOST   address to listen on (default 127.0.0.1; another loopback address such

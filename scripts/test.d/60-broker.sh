@@ -26,8 +26,12 @@
 # library (~30 MiB) does not fit the tmpfs: the broker starts only if the plugin loads it in
 # place. Each run also checks that the broker mapped the plugin directory's libtsm_jni.so,
 # mapped no extracted copy, and logged "loaded native library ... in place". Mounting needs
-# root (CI runs as root): without it the step fails, it is not skipped. Everything is
-# unmounted at exit.
+# root (CI runs as root). Another user runs the whole step in a user+mount namespace of its
+# own (scripts/lib.sh need_mounts: unshare --user --map-current-user --keep-caps --mount, same
+# uid, the mounts private to the step) when the kernel allows unprivileged user namespaces;
+# otherwise the step is SKIPPED up front (a failure under CI=true), as is a gcs run when
+# fake-gcs-server cannot listen on port 80 (root or net.ipv4.ip_unprivileged_port_start <= 80).
+# Everything is unmounted at exit.
 #
 # Monitoring as on Strimzi: the first run of each version ("plain") loads the Prometheus JMX
 # exporter agent (io.prometheus.jmx:jmx_prometheus_javaagent from Maven Central,
@@ -49,7 +53,8 @@
 #                       backend)
 #   TSM_BROKER_OLDER_KAFKA_VERSIONS  older brokers that run "plain" after those (default
 #                       "3.9.1 4.2.2" with the filesystem backend and tsm, else none)
-#   TSM_JDK25_HOME      the JDK 25 of the jdk25 run (default /usr/lib/jvm/temurin-25-jdk-amd64)
+#   TSM_JDK25_HOME      the JDK 25 of the jdk25 runs (default /usr/lib/jvm/temurin-25-jdk-amd64;
+#                       missing, the default runs go on without jdk25 and jdk25-deny and say so)
 #   TSM_BROKER_SIZE     record bytes per run, default 20MiB
 #   TSM_BROKER_RSM      tsm (default) | kafka-local: Kafka's own test RSM (LocalTieredStorage)
 #                       instead of tsm, to validate the harness itself; needs a Kafka version
@@ -64,10 +69,24 @@ source "$TSM_ROOT/scripts/services/kafka-common.sh"
 cd "$TSM_ROOT" || exit 1
 
 backend=${TSM_BROKER_BACKEND:-filesystem}
+# What a clone may lack, before any build or download: port 80 for fake-gcs-server, mounts.
+if [ "$backend" = gcs ]; then
+  can_listen_on_port 80 || skip "the gcs broker run: $(need_port80_reason)" "$(need_port80_howto)"
+fi
+need_mounts "$TSM_ROOT/scripts/test.d/60-broker.sh" "$@"
 default_runs="plain secure jdk25 jdk25-deny"
 [ "$backend" = filesystem ] || default_runs="plain secure"
 runs=${TSM_BROKER_RUNS:-$default_runs}
 jdk25_home=${TSM_JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+# The JDK 25 runs need a JDK 25: asked for (TSM_BROKER_RUNS) and missing, the step fails;
+# missing for the default runs, they are SKIPPED (listed by scripts/test.sh; a failure under CI=true).
+if [[ " $runs " == *" jdk25"* ]] && [ ! -x "$jdk25_home/bin/java" ]; then
+  [ -z "${TSM_BROKER_RUNS:-}" ] || die "the jdk25 runs need a JDK 25 at $jdk25_home (set TSM_JDK25_HOME)"
+  skip_part "the jdk25 and jdk25-deny runs" "they need a JDK 25, not found at $jdk25_home" \
+    "install the Temurin JDK 25 there (Adoptium's temurin-25-jdk package) or set TSM_JDK25_HOME to a JDK 25"
+  runs=$(for r in $runs; do case $r in jdk25 | jdk25-deny) ;; *) printf '%s ' "$r" ;; esac; done)
+  runs=${runs% }
+fi
 size=${TSM_BROKER_SIZE:-20MiB}
 rsm=${TSM_BROKER_RSM:-tsm}
 work="$TSM_WORK/broker-test"
@@ -88,6 +107,8 @@ cleanup() {
   if [ -n "$current" ]; then bash "$KAFKA_SH" stop --dir "$current" || true; fi
   emulator_stop
   if [ ${#mounted[@]} -gt 0 ]; then unmount_under "$work"; fi
+  # Writable again, so that a user who is not root can delete $TSM_WORK outside a namespace.
+  if [ -d "$work/plugin-src" ]; then chmod -R u+w "$work/plugin-src" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -102,9 +123,6 @@ if [ "$backend" = filesystem ] && [ "$rsm" = tsm ] && [ -z "${TSM_BROKER_KAFKA_V
 fi
 older=${TSM_BROKER_OLDER_KAFKA_VERSIONS-$older_default}
 for v in $versions $older; do KAFKA_VERSION=$v bash "$KAFKA_SH" install; done
-case " $runs " in
-  *" jdk25 "* | *" jdk25-deny "*) [ -x "$jdk25_home/bin/java" ] || die "the jdk25 run needs a JDK 25 at $jdk25_home (set TSM_JDK25_HOME)" ;;
-esac
 build_driver "$work/driver-build.log"
 EXPORTER_AGENT=$(bash scripts/services/prometheus.sh agent) || die "cannot fetch the JMX exporter agent"
 
@@ -124,7 +142,7 @@ broker_tmp="$work/broker-tmp"
 plugin_ro="$work/plugin-ro"
 mkdir -p "$broker_tmp"
 mount -t tmpfs -o size=5m,mode=1777 tmpfs "$broker_tmp" \
-  || die "cannot mount a 5 MiB tmpfs on $broker_tmp: this step needs root (mount -t tmpfs; CI runs as root)"
+  || die "cannot mount a 5 MiB tmpfs on $broker_tmp: this step needs root or a user+mount namespace (mount -t tmpfs; CI runs as root)"
 mounted+=("$broker_tmp")
 export KAFKA_EXTRA_JVM_OPTS="-Djava.io.tmpdir=$broker_tmp ${KAFKA_EXTRA_JVM_OPTS:-}"
 if [ "$rsm" = tsm ]; then
@@ -134,9 +152,9 @@ if [ "$rsm" = tsm ]; then
   mkdir -p "$work/plugin-src" "$plugin_ro"
   cp "$TSM_PLUGIN_JAR" "$src_dir/libtsm_jni.so" "$work/plugin-src/"
   chmod -R a-w "$work/plugin-src"
-  mount --bind "$work/plugin-src" "$plugin_ro" || die "cannot bind-mount $work/plugin-src on $plugin_ro (needs root)"
+  mount --bind "$work/plugin-src" "$plugin_ro" || die "cannot bind-mount $work/plugin-src on $plugin_ro (needs root or a user+mount namespace)"
   mounted+=("$plugin_ro")
-  mount -o remount,ro,bind "$plugin_ro" || die "cannot remount $plugin_ro read-only (needs root)"
+  mount -o remount,ro,bind "$plugin_ro" || die "cannot remount $plugin_ro read-only (needs root or a user+mount namespace)"
   if touch "$plugin_ro/.write-probe" 2>/dev/null; then die "$plugin_ro is still writable after the read-only remount"; fi
   log "plugin directory $plugin_ro (read-only): $(cd "$plugin_ro" && ls -s --block-size=K ./* | tr '\n' ' ')"
 fi

@@ -41,9 +41,9 @@
 # dumped with Kafka's DumpLogSegments --remote-log-metadata-decoder), each such segment has
 # its 3 objects, and the unfinished copies (COPY_SEGMENT_STARTED only) are listed.
 #
-# Environment: TSM_AIVEN_PLUGIN_DIR (as 65-interop.sh; missing: the step FAILS), MINIO_PORT,
-# TOXIPROXY_PORT, TSM_WORK, TSM_CLUSTER_RATE (value bytes/s, default 160KiB), TSM_CLI (a tsm
-# binary to use instead of building it). Logs of every node:
+# Environment: TSM_AIVEN_PLUGIN_DIR (as 65-interop.sh; missing: the step is SKIPPED, a failure
+# under CI=true), MINIO_PORT, TOXIPROXY_PORT, TSM_WORK, TSM_CLUSTER_RATE (value bytes/s,
+# default 160KiB), TSM_CLI (a tsm binary to use instead of building it). Logs of every node:
 # $TSM_WORK/cluster/nodes/node-<id>/logs/ (kept); their tails are printed on failure. Kafka
 # versions: Maven Central jars, cached by scripts/services/kafka.sh install.
 # The tsm plugin directory comes from step 50 (crates/tsm-jni/build.sh); run alone, this step
@@ -51,6 +51,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 source "$TSM_ROOT/tests/broker/lib.sh"
 cd "$TSM_ROOT"
+# The Java plugin first: without it the step is SKIPPED (a failure under CI=true), before any build.
+need_aiven_plugin
+aiven=$AIVEN_PLUGIN_DIR
 # A failing command names itself (set -e alone would end the step silently).
 set -E
 trap 'echo "[tsm] ERROR: 67-cluster.sh line $LINENO: \"$BASH_COMMAND\" failed" >&2' ERR
@@ -65,11 +68,6 @@ CLUSTER_SH="$TSM_ROOT/scripts/services/kafka-cluster.sh"
 TOXI_SH="$TSM_ROOT/scripts/services/toxiproxy.sh"
 AIVEN_CLASS=io.aiven.kafka.tieredstorage.RemoteStorageManager
 TSM_CLASS=io.tsm.kafka.TsmRemoteStorageManager
-
-aiven="${TSM_AIVEN_PLUGIN_DIR:-$TSM_ROOT/../shared/aiven-rsm-1.1.1/plugin}"
-compgen -G "$aiven/aiven-tiered-storage-for-apache-kafka-*.jar" >/dev/null \
-  || die "the Java plugin is not at $aiven (no aiven-tiered-storage-for-apache-kafka-*.jar): put the aiven-rsm-1.1.1 directory at $TSM_ROOT/../shared/ or set TSM_AIVEN_PLUGIN_DIR to its plugin/ directory"
-aiven=$(cd "$aiven" && pwd)
 
 work="$TSM_WORK/cluster"
 nodes="$work/nodes"
