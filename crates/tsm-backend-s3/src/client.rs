@@ -3,8 +3,11 @@
 //! [`crate::multipart`].
 //!
 //! Credential precedence (the branch taken is logged at `debug`): static keys, then
-//! `aws.credentials.file`, then the SDK's default chain (env, profile, web identity / IRSA,
-//! ECS container, EC2 IMDS).
+//! `aws.credentials.file`, then `aws.credentials.provider.class` (the Rust SDK's provider of
+//! the source the Java class names, [`ProviderClass`]), then the SDK's default chain (env,
+//! profile, web identity / IRSA, ECS container, EC2 IMDS).
+//!
+//! `s3.legacy.md5.plugin.enabled` adds the [`crate::legacy_md5::LegacyMd5`] interceptor.
 
 use std::sync::Arc;
 
@@ -21,7 +24,7 @@ use futures::StreamExt;
 use tsm_storage::config::ConfigError;
 use tsm_storage::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, ObjectMeta};
 
-use crate::config::{self, CredentialsSource, S3Config, Sse};
+use crate::config::{self, CredentialsSource, ProviderClass, S3Config, Sse};
 use crate::credential::FileCredentials;
 use crate::error::{classify_at, listing_key};
 
@@ -68,6 +71,13 @@ pub async fn build_client_with(
                 FileCredentials::new(path.clone()),
             ));
         }
+        CredentialsSource::Provider(class) => {
+            tracing::debug!(
+                "S3 credentials: storage.aws.credentials.provider.class: {}",
+                class.describe()
+            );
+            loader = provider(loader, *class, cfg.region.as_deref()).await;
+        }
         CredentialsSource::DefaultChain => {
             tracing::debug!(
                 "S3 credentials: SDK default chain (env, profile, web identity, container, IMDS)"
@@ -105,6 +115,9 @@ pub async fn build_client_with(
         .interceptor(metrics)
         .request_checksum_calculation(calc)
         .response_checksum_validation(validate);
+    if cfg.legacy_md5 {
+        s3 = s3.interceptor(crate::legacy_md5::LegacyMd5);
+    }
     if let Some(url) = &cfg.endpoint_url {
         s3 = s3.endpoint_url(url);
     }
@@ -112,6 +125,52 @@ pub async fn build_client_with(
         s3 = s3.force_path_style(path_style);
     }
     Ok(Client::from_conf(s3.build()))
+}
+
+/// `loader` with the credentials provider of `class`. The providers that call an AWS
+/// service or endpoint (web identity through STS, container, instance metadata, profiles
+/// that assume a role) get the SDK's HTTP client and `region` (else the SDK's region chain).
+async fn provider(
+    loader: aws_config::ConfigLoader,
+    class: ProviderClass,
+    region: Option<&str>,
+) -> aws_config::ConfigLoader {
+    use aws_config::provider_config::ProviderConfig;
+    let pc = || async {
+        match region {
+            Some(r) => {
+                ProviderConfig::without_region().with_region(Some(Region::new(r.to_string())))
+            }
+            None => ProviderConfig::with_default_region().await,
+        }
+    };
+    match class {
+        // What the loader does when given no provider.
+        ProviderClass::Default => loader,
+        ProviderClass::Environment => loader.credentials_provider(
+            aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
+        ),
+        ProviderClass::Profile => loader.credentials_provider(
+            aws_config::profile::ProfileFileCredentialsProvider::builder()
+                .configure(&pc().await)
+                .build(),
+        ),
+        ProviderClass::WebIdentity => loader.credentials_provider(
+            aws_config::web_identity_token::WebIdentityTokenCredentialsProvider::builder()
+                .configure(&pc().await)
+                .build(),
+        ),
+        ProviderClass::Container => loader.credentials_provider(
+            aws_config::ecs::EcsCredentialsProvider::builder()
+                .configure(&pc().await)
+                .build(),
+        ),
+        ProviderClass::InstanceProfile => loader.credentials_provider(
+            aws_config::imds::credentials::ImdsCredentialsProvider::builder()
+                .configure(&pc().await)
+                .build(),
+        ),
+    }
 }
 
 /// The HTTP `Range` header for an inclusive range. An `end` beyond `i64::MAX` is sent

@@ -4,7 +4,9 @@
 //!
 //! Key names and defaults are the Java plugin's (`S3StorageConfig` of Aiven's
 //! tiered-storage-for-apache-kafka), so a broker's `rsm.config.storage.*` block carries
-//! over unchanged. Keys beyond the Java plugin: `aws.session.token`,
+//! over unchanged: every key of the Java plugin's `S3StorageConfig` is read, the
+//! credentials provider class mapped to the Rust SDK's provider of the same source
+//! ([`ProviderClass`]). Keys beyond the Java plugin: `aws.session.token`,
 //! `aws.credentials.file`, `s3.sse.*` and `s3.multipart.upload.parts.in.flight`.
 
 use std::path::PathBuf;
@@ -47,6 +49,10 @@ pub const CREDENTIALS_FILE: &str = "aws.credentials.file";
 pub const CERTIFICATE_CHECK: &str = "aws.certificate.check.enabled";
 /// `aws.checksum.check.enabled`
 pub const CHECKSUM_CHECK: &str = "aws.checksum.check.enabled";
+/// `aws.credentials.provider.class`
+pub const CREDENTIALS_PROVIDER_CLASS: &str = "aws.credentials.provider.class";
+/// `s3.legacy.md5.plugin.enabled`
+pub const LEGACY_MD5: &str = "s3.legacy.md5.plugin.enabled";
 
 /// Smallest multipart part S3 accepts (all parts but the last): 5 MiB.
 pub const PART_SIZE_MIN: u64 = 5 * 1024 * 1024;
@@ -142,8 +148,9 @@ pub static KEYS: &[ConfigKeyDoc] = &[
         name: "storage.aws.access.key.id",
         default: "",
         doc: "Static access key id; set together with `storage.aws.secret.access.key`. When no static \
-              keys and no credentials file are set, the SDK's default chain is used (env, \
-              profile, web identity / IRSA, ECS container, EC2 instance metadata).",
+              keys, no credentials file and no `storage.aws.credentials.provider.class` are \
+              set, the SDK's default chain is used (env, profile, web identity / IRSA, ECS \
+              container, EC2 instance metadata).",
         secret: true,
     },
     ConfigKeyDoc {
@@ -165,6 +172,38 @@ pub static KEYS: &[ConfigKeyDoc] = &[
               `aws_access_key_id`, `aws_secret_access_key`, optional `aws_session_token`). \
               Re-read when it changes (checked at most once a minute), so rotated keys are \
               picked up without a restart. Exclusive with the static keys.",
+        secret: false,
+    },
+    ConfigKeyDoc {
+        name: "storage.aws.credentials.provider.class",
+        default: "",
+        doc: "Where credentials come from, as the Java plugin's AWS SDK v2 provider class names it \
+              (the package `software.amazon.awssdk.auth.credentials.` may be left out); tsm uses \
+              the Rust SDK's provider of the same source: `DefaultCredentialsProvider` (the \
+              default chain: env, profile, web identity / IRSA, ECS container, EC2 instance \
+              metadata), `EnvironmentVariableCredentialsProvider` (`AWS_ACCESS_KEY_ID`, \
+              `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), `ProfileCredentialsProvider` \
+              (`~/.aws/credentials` and `~/.aws/config`, profile `AWS_PROFILE` or `default`), \
+              `WebIdentityTokenFileCredentialsProvider` or \
+              `software.amazon.awssdk.services.sts.auth.StsWebIdentityTokenFileCredentialsProvider` \
+              (`AWS_WEB_IDENTITY_TOKEN_FILE`, `AWS_ROLE_ARN`: IRSA), \
+              `ContainerCredentialsProvider` (ECS / EKS Pod Identity endpoint), \
+              `InstanceProfileCredentialsProvider` (EC2 instance metadata). Any other value is a \
+              configuration error naming these; `SystemPropertyCredentialsProvider` too (JVM \
+              system properties are not visible to the native library: use the environment \
+              variables). Not together with the static keys or `storage.aws.credentials.file`. \
+              Unset: the static keys, else the credentials file, else the default chain.",
+        secret: false,
+    },
+    ConfigKeyDoc {
+        name: "storage.s3.legacy.md5.plugin.enabled",
+        default: "false",
+        doc: "`true`: requests whose S3 API requires a checksum (tsm sends one: DeleteObjects, \
+              the batched delete) also carry a `Content-MD5` header, as the Java plugin's \
+              `LegacyMd5Plugin` does, for older S3-compatible stores that refuse them without it \
+              (`MissingContentMD5`, `Missing required header for this request: Content-Md5`). \
+              The SDK's CRC32 checksum header is still sent. `false`: the CRC32 checksum only, \
+              which AWS S3 and current S3-compatible stores accept.",
         secret: false,
     },
     ConfigKeyDoc {
@@ -198,8 +237,126 @@ pub enum CredentialsSource {
     },
     /// `aws.credentials.file`, re-read when it changes.
     File(PathBuf),
+    /// `aws.credentials.provider.class`: one source of the Rust SDK (the default chain
+    /// when the class is `DefaultCredentialsProvider`).
+    Provider(ProviderClass),
     /// The SDK's default chain: env, profile, web identity (IRSA), container, IMDS.
     DefaultChain,
+}
+
+/// The credentials sources `aws.credentials.provider.class` may name: the AWS SDK for Java
+/// v2 provider classes a Java-plugin configuration holds, each mapped to the Rust SDK's
+/// provider of the same source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderClass {
+    /// `DefaultCredentialsProvider`: the default chain.
+    Default,
+    /// `EnvironmentVariableCredentialsProvider`: `AWS_ACCESS_KEY_ID`, ...
+    Environment,
+    /// `ProfileCredentialsProvider`: the shared config and credentials files.
+    Profile,
+    /// `WebIdentityTokenFileCredentialsProvider` (and STS's
+    /// `StsWebIdentityTokenFileCredentialsProvider`): `AWS_WEB_IDENTITY_TOKEN_FILE` +
+    /// `AWS_ROLE_ARN`, assumed through STS (IRSA).
+    WebIdentity,
+    /// `ContainerCredentialsProvider`: the ECS / EKS Pod Identity credentials endpoint.
+    Container,
+    /// `InstanceProfileCredentialsProvider`: EC2 instance metadata (IMDSv2).
+    InstanceProfile,
+}
+
+/// Package of the Java SDK's credentials providers.
+const JAVA_CREDENTIALS_PACKAGE: &str = "software.amazon.awssdk.auth.credentials.";
+/// Package of the Java SDK's STS providers.
+const JAVA_STS_PACKAGE: &str = "software.amazon.awssdk.services.sts.auth.";
+
+impl ProviderClass {
+    /// Every supported class (simple names, in the Java SDK's credentials package unless
+    /// noted) and what it maps to.
+    pub const ALL: &'static [(&'static str, ProviderClass)] = &[
+        ("DefaultCredentialsProvider", ProviderClass::Default),
+        (
+            "EnvironmentVariableCredentialsProvider",
+            ProviderClass::Environment,
+        ),
+        ("ProfileCredentialsProvider", ProviderClass::Profile),
+        (
+            "WebIdentityTokenFileCredentialsProvider",
+            ProviderClass::WebIdentity,
+        ),
+        // In software.amazon.awssdk.services.sts.auth.
+        (
+            "StsWebIdentityTokenFileCredentialsProvider",
+            ProviderClass::WebIdentity,
+        ),
+        ("ContainerCredentialsProvider", ProviderClass::Container),
+        (
+            "InstanceProfileCredentialsProvider",
+            ProviderClass::InstanceProfile,
+        ),
+    ];
+
+    /// The class `value` names: a full Java class name or its simple name.
+    pub fn parse(value: &str) -> Result<Self, ConfigError> {
+        let simple = value
+            .strip_prefix(JAVA_CREDENTIALS_PACKAGE)
+            .or_else(|| value.strip_prefix(JAVA_STS_PACKAGE))
+            .unwrap_or(value);
+        let sts_only = simple == "StsWebIdentityTokenFileCredentialsProvider";
+        let in_package = !value.contains('.')
+            || value.starts_with(if sts_only {
+                JAVA_STS_PACKAGE
+            } else {
+                JAVA_CREDENTIALS_PACKAGE
+            });
+        if in_package && let Some((_, class)) = Self::ALL.iter().find(|(name, _)| *name == simple) {
+            return Ok(*class);
+        }
+        let key = full(CREDENTIALS_PROVIDER_CLASS);
+        let why = match simple {
+            "StaticCredentialsProvider" => format!(
+                "not StaticCredentialsProvider: set {} and {} instead (and leave {key} unset)",
+                full(ACCESS_KEY_ID),
+                full(SECRET_ACCESS_KEY)
+            ),
+            "SystemPropertyCredentialsProvider" => format!(
+                "not SystemPropertyCredentialsProvider: JVM system properties are not visible to \
+                 tsm's native library; use EnvironmentVariableCredentialsProvider \
+                 (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or {}",
+                full(ACCESS_KEY_ID)
+            ),
+            _ => format!(
+                "one of the AWS SDK credentials providers tsm maps ({JAVA_CREDENTIALS_PACKAGE}\
+                 <name>, or the name alone): {}",
+                Self::ALL
+                    .iter()
+                    .map(
+                        |(name, _)| if *name == "StsWebIdentityTokenFileCredentialsProvider" {
+                            format!("{JAVA_STS_PACKAGE}{name}")
+                        } else {
+                            (*name).to_string()
+                        }
+                    )
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        Err(ConfigError::new(key, value, why))
+    }
+
+    /// What the provider reads, for logs.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Default => {
+                "the SDK's default chain (env, profile, web identity, container, instance metadata)"
+            }
+            Self::Environment => "environment variables AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY",
+            Self::Profile => "the shared config and credentials files (AWS_PROFILE or default)",
+            Self::WebIdentity => "web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN) via STS",
+            Self::Container => "the container credentials endpoint (ECS, EKS Pod Identity)",
+            Self::InstanceProfile => "EC2 instance metadata (IMDS)",
+        }
+    }
 }
 
 /// Server-side encryption requested on upload (`s3.sse.*`).
@@ -241,6 +398,8 @@ pub struct S3Config {
     pub credentials: CredentialsSource,
     /// `aws.checksum.check.enabled`.
     pub checksum_check: bool,
+    /// `s3.legacy.md5.plugin.enabled`: `Content-MD5` on requests that need a checksum.
+    pub legacy_md5: bool,
 }
 
 fn full(key: &str) -> String {
@@ -341,6 +500,32 @@ impl S3Config {
         let secret_key = secret(cfg, SECRET_ACCESS_KEY);
         let token = secret(cfg, SESSION_TOKEN);
         let file = cfg.get(CREDENTIALS_FILE).map(PathBuf::from);
+        let provider = match cfg.get(CREDENTIALS_PROVIDER_CLASS) {
+            None => None,
+            Some(class) => {
+                // As in the Java plugin: a provider class or static keys, not both.
+                let other = if access.is_some() || secret_key.is_some() {
+                    Some(format!(
+                        "{} / {}",
+                        full(ACCESS_KEY_ID),
+                        full(SECRET_ACCESS_KEY)
+                    ))
+                } else if file.is_some() {
+                    Some(full(CREDENTIALS_FILE))
+                } else {
+                    None
+                };
+                let provider = ProviderClass::parse(class)?;
+                if let Some(other) = other {
+                    return Err(ConfigError::new(
+                        full(CREDENTIALS_PROVIDER_CLASS),
+                        class,
+                        format!("not together with {other}: set one source of credentials"),
+                    ));
+                }
+                Some(provider)
+            }
+        };
         let credentials = match (access, secret_key, file) {
             (Some(_), Some(_), Some(f)) => {
                 return Err(ConfigError::new(
@@ -384,9 +569,10 @@ impl S3Config {
                         ),
                     ));
                 }
-                match file {
-                    Some(f) => CredentialsSource::File(f),
-                    None => CredentialsSource::DefaultChain,
+                match (file, provider) {
+                    (Some(f), _) => CredentialsSource::File(f),
+                    (None, Some(p)) => CredentialsSource::Provider(p),
+                    (None, None) => CredentialsSource::DefaultChain,
                 }
             }
         };
@@ -398,6 +584,7 @@ impl S3Config {
             ));
         }
         let checksum_check = cfg.get_bool(CHECKSUM_CHECK, false)?;
+        let legacy_md5 = cfg.get_bool(LEGACY_MD5, false)?;
         Ok(Self {
             bucket,
             region,
@@ -411,6 +598,7 @@ impl S3Config {
             sse,
             credentials,
             checksum_check,
+            legacy_md5,
         })
     }
 }
@@ -547,12 +735,144 @@ mod tests {
             CREDENTIALS_FILE,
             CERTIFICATE_CHECK,
             CHECKSUM_CHECK,
+            CREDENTIALS_PROVIDER_CLASS,
+            LEGACY_MD5,
         ] {
             assert!(
                 KEYS.iter().any(|k| k.name == full(key)),
                 "{key} missing from KEYS"
             );
         }
-        assert_eq!(KEYS.len(), 17);
+        assert_eq!(KEYS.len(), 19);
+    }
+
+    /// Every key of the Java plugin's `S3StorageConfig` (its documented keys, 2025) is one
+    /// of ours.
+    #[test]
+    fn every_java_plugin_key_is_known() {
+        for key in [
+            "s3.bucket.name",
+            "s3.region",
+            "s3.endpoint.url",
+            "s3.path.style.access.enabled",
+            "s3.multipart.upload.part.size",
+            "s3.storage.class",
+            "s3.api.call.timeout",
+            "s3.api.call.attempt.timeout",
+            "s3.legacy.md5.plugin.enabled",
+            "aws.access.key.id",
+            "aws.secret.access.key",
+            "aws.credentials.provider.class",
+            "aws.certificate.check.enabled",
+            "aws.checksum.check.enabled",
+        ] {
+            assert!(KEYS.iter().any(|k| k.name == full(key)), "{key}");
+        }
+    }
+
+    #[test]
+    fn credentials_provider_classes_map_to_sdk_providers() {
+        let with = |class: &str| {
+            S3Config::from_storage_config(&cfg(&[
+                (BUCKET_NAME, "b"),
+                (CREDENTIALS_PROVIDER_CLASS, class),
+            ]))
+        };
+        let pkg = "software.amazon.awssdk.auth.credentials.";
+        for (class, want) in [
+            ("DefaultCredentialsProvider", ProviderClass::Default),
+            (
+                "EnvironmentVariableCredentialsProvider",
+                ProviderClass::Environment,
+            ),
+            ("ProfileCredentialsProvider", ProviderClass::Profile),
+            (
+                "WebIdentityTokenFileCredentialsProvider",
+                ProviderClass::WebIdentity,
+            ),
+            ("ContainerCredentialsProvider", ProviderClass::Container),
+            (
+                "InstanceProfileCredentialsProvider",
+                ProviderClass::InstanceProfile,
+            ),
+        ] {
+            for name in [format!("{pkg}{class}"), class.to_string()] {
+                let c = with(&name).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(
+                    matches!(c.credentials, CredentialsSource::Provider(p) if p == want),
+                    "{name}: {:?}",
+                    c.credentials
+                );
+            }
+        }
+        let sts = with(
+            "software.amazon.awssdk.services.sts.auth.StsWebIdentityTokenFileCredentialsProvider",
+        )
+        .unwrap();
+        assert!(matches!(
+            sts.credentials,
+            CredentialsSource::Provider(ProviderClass::WebIdentity)
+        ));
+        // Unknown, unsupported, or in another package: an error naming the key and the
+        // supported classes (or what to do instead).
+        for (bad, says) in [
+            (
+                "com.example.MyProvider",
+                "EnvironmentVariableCredentialsProvider",
+            ),
+            (
+                "software.amazon.awssdk.auth.credentials.ProcessCredentialsProvider",
+                "InstanceProfileCredentialsProvider",
+            ),
+            (
+                "com.example.DefaultCredentialsProvider",
+                "DefaultCredentialsProvider",
+            ),
+            (
+                "software.amazon.awssdk.auth.credentials.StaticCredentialsProvider",
+                "storage.aws.access.key.id",
+            ),
+            (
+                "software.amazon.awssdk.auth.credentials.SystemPropertyCredentialsProvider",
+                "EnvironmentVariableCredentialsProvider",
+            ),
+        ] {
+            let e = with(bad).expect_err(bad);
+            assert_eq!(e.key, "storage.aws.credentials.provider.class", "{bad}");
+            let text = e.to_string();
+            assert!(text.contains(bad) && text.contains(says), "{bad}: {text}");
+        }
+        // Not together with another source.
+        let e = S3Config::from_storage_config(&cfg(&[
+            (BUCKET_NAME, "b"),
+            (CREDENTIALS_PROVIDER_CLASS, "DefaultCredentialsProvider"),
+            (ACCESS_KEY_ID, "AKIA"),
+            (SECRET_ACCESS_KEY, "s"),
+        ]))
+        .unwrap_err();
+        assert_eq!(e.key, "storage.aws.credentials.provider.class");
+        assert!(e.to_string().contains("storage.aws.access.key.id"), "{e}");
+        let e = S3Config::from_storage_config(&cfg(&[
+            (BUCKET_NAME, "b"),
+            (CREDENTIALS_PROVIDER_CLASS, "DefaultCredentialsProvider"),
+            (CREDENTIALS_FILE, "/etc/aws/credentials"),
+        ]))
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("storage.aws.credentials.file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn legacy_md5_is_a_boolean_off_by_default() {
+        let c = S3Config::from_storage_config(&cfg(&[(BUCKET_NAME, "b")])).unwrap();
+        assert!(!c.legacy_md5);
+        let c = S3Config::from_storage_config(&cfg(&[(BUCKET_NAME, "b"), (LEGACY_MD5, "true")]))
+            .unwrap();
+        assert!(c.legacy_md5);
+        let e = S3Config::from_storage_config(&cfg(&[(BUCKET_NAME, "b"), (LEGACY_MD5, "yes")]))
+            .unwrap_err();
+        assert_eq!(e.key, "storage.s3.legacy.md5.plugin.enabled");
     }
 }

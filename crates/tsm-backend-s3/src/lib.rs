@@ -28,11 +28,14 @@
 //!   requires them unless `aws.checksum.check.enabled=true`: newer SDK defaults (CRC
 //!   trailers on every upload) are rejected by many of them.
 //! - Deleting a missing key is success, as in S3.
+//! - Older S3-compatible stores refuse DeleteObjects without `Content-MD5` (the SDK sends a
+//!   CRC32 checksum instead): `s3.legacy.md5.plugin.enabled=true` adds it ([`legacy_md5`]).
 
 pub mod client;
 pub mod config;
 pub mod credential;
 pub mod error;
+pub mod legacy_md5;
 pub mod metrics;
 pub mod multipart;
 mod part_body;

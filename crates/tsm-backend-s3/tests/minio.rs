@@ -308,6 +308,27 @@ async fn delete_more_than_1000_keys_and_list_pages() {
     b.delete(&[]).await.unwrap();
 }
 
+/// `s3.legacy.md5.plugin.enabled=true` (Content-MD5 on DeleteObjects, besides the SDK's
+/// CRC32): a current store accepts the batched delete as before. That the header is sent,
+/// and what an old store that demands it does, is tested in `src/legacy_md5.rs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_delete_with_legacy_md5() {
+    let Some(b) = backend("legacy-md5", &[("s3.legacy.md5.plugin.enabled", "true")]).await else {
+        return;
+    };
+    let keys: Vec<ObjectKey> = (0..3)
+        .map(|i| ObjectKey::plain(format!("md5/{i}.log")))
+        .collect();
+    for k in &keys {
+        b.upload(k, body(b"abc", 2), Some(3)).await.unwrap();
+    }
+    let mut all = keys.clone();
+    all.push(ObjectKey::plain("md5/missing.log"));
+    b.delete(&all).await.unwrap();
+    let left = b.list(&ObjectKey::plain("md5/")).collect::<Vec<_>>().await;
+    assert!(left.is_empty(), "{} objects left", left.len());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_name_bucket_status_and_code() {
     let Some(settings) = common::server() else {

@@ -210,3 +210,46 @@ fn a_missing_file_is_a_usage_error() {
         run.stderr
     );
 }
+
+/// Every key of the Java plugin's S3 configuration is accepted: the credentials provider
+/// class (mapped to the Rust SDK's provider, shown as set, not masked) and the legacy MD5
+/// switch; a provider class tsm cannot map is a problem naming the key and the classes it
+/// takes.
+#[test]
+fn the_java_plugins_s3_keys_pass_and_an_unknown_provider_class_is_named() {
+    let base = "rsm.config.storage.backend.class=io.aiven.kafka.tieredstorage.storage.s3.S3Storage\n\
+                rsm.config.storage.s3.bucket.name=b\nrsm.config.storage.s3.region=eu-west-1\n\
+                rsm.config.chunk.size=4194304\nrsm.config.storage.s3.legacy.md5.plugin.enabled=true\n";
+    let class = "software.amazon.awssdk.auth.credentials.WebIdentityTokenFileCredentialsProvider";
+    let (run, dir) = check(&format!(
+        "{base}rsm.config.storage.aws.credentials.provider.class={class}\n"
+    ));
+    let run = run.expect_code(0);
+    assert!(problems(&run).is_empty(), "{}", run.stdout);
+    let file = dir.path().join("check.properties");
+    let v = tsm(&["--json", "config", "check", file.to_str().expect("utf-8")])
+        .expect_code(0)
+        .json();
+    assert_eq!(
+        v["effective"]["storage.aws.credentials.provider.class"], class,
+        "{v}"
+    );
+    assert_eq!(
+        v["effective"]["storage.s3.legacy.md5.plugin.enabled"],
+        "true"
+    );
+
+    let (run, _d) = check(&format!(
+        "{base}rsm.config.storage.aws.credentials.provider.class=com.example.VaultProvider\n"
+    ));
+    let run = run.expect_code(2);
+    let lines = problems(&run);
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    assert!(
+        lines[0].starts_with("rsm.config.storage.aws.credentials.provider.class: invalid value com.example.VaultProvider")
+            && lines[0].contains("DefaultCredentialsProvider")
+            && lines[0].contains("WebIdentityTokenFileCredentialsProvider"),
+        "{}",
+        run.stdout
+    );
+}

@@ -15,10 +15,14 @@ pub const MASK: &str = "****";
 /// True for a key whose value is likely a secret although no table declares it (a
 /// mistyped `storage.aws.secret.acess.key`): its name mentions a secret, password, token,
 /// credential, signature, SAS, account key or connection string. Names of files and
-/// paths (`.file`, `.path`, `.dir`) are not secrets: their contents are.
+/// paths (`.file`, `.path`, `.dir`) are not secrets: their contents are; nor are class
+/// names (`.class`: `storage.aws.credentials.provider.class`).
 pub fn looks_secret(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    if [".file", ".path", ".dir"].iter().any(|s| n.ends_with(s)) {
+    if [".file", ".path", ".dir", ".class"]
+        .iter()
+        .any(|s| n.ends_with(s))
+    {
         return false;
     }
     [
@@ -152,6 +156,7 @@ mod tests {
         secrets.sort();
         assert_eq!(secrets, ["hunter2-secret", "typo-secret"]);
         assert!(!looks_secret("storage.aws.credentials.file"));
+        assert!(!looks_secret("storage.aws.credentials.provider.class"));
         assert!(looks_secret("storage.azure.sas.token"));
     }
 }
