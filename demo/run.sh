@@ -3,7 +3,7 @@
 # the local segments, and a consumer still reads every record back, from the bucket.
 #
 #   demo/run.sh [--backend filesystem|s3|gcs|azure] [--no-encryption] [--no-compression] [--size 64MiB]
-#               [--partitions N] [--delete-topic] [--port N]
+#               [--partitions N] [--delete-topic] [--port N|auto] [--stop-emulator]
 #
 # What it does: builds the plugin jar (cargo + Maven), fetches the Kafka broker jars from
 # Maven Central (cached in ~/.cache/tsm/kafka), generates an RSA key pair, starts a
@@ -12,10 +12,16 @@
 # records with a progress bar, shows segments arriving in the bucket, waits until the
 # local copies are deleted, consumes everything back and verifies every record, prints a
 # summary, and stops the broker. Everything lives under demo/data/ (gitignored); run it
-# again and it starts from scratch.
+# again and it starts from scratch. The broker listens on 127.0.0.1:9092 (--port N, or
+# --port auto for a free one); a port in use stops the demo before it builds or deletes
+# anything.
 # Backends: filesystem (demo/data/bucket), s3 (MinIO, bucket tsm-demo), gcs (fake-gcs-server,
-# bucket tsm-demo), azure (Azurite, container tsm-demo); the emulator is started with
-# scripts/services/ (installed on first use) and stopped at the end unless it was running.
+# bucket tsm-demo), azure (Azurite, container tsm-demo). The emulator is started with
+# scripts/services/ (installed on first use) and left running at the end with the bucket,
+# so its objects can be looked at (the summary says how, and how to stop it: stopping it
+# deletes them); the next run of the same backend stops it first and starts from scratch.
+# --stop-emulator stops it at the end instead (its objects go with it). An emulator that
+# was already running before the demo is used and left alone.
 #
 # Needs: Java 17+, Maven, a Rust toolchain (cargo), openssl. Nothing else is downloaded
 # except from crates.io and Maven Central (and, for a cloud backend, its emulator from the
@@ -30,7 +36,9 @@ size=64MiB
 partitions=2
 delete_topic=0
 port=9092
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+stop_emulator=0
+# usage [CODE]: the comment block at the top of this file.
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --backend) backend=$2; shift 2 ;;
@@ -40,11 +48,18 @@ while [ $# -gt 0 ]; do
     --partitions) partitions=$2; shift 2 ;;
     --delete-topic) delete_topic=1; shift ;;
     --port) port=$2; shift 2 ;;
+    --stop-emulator) stop_emulator=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "unknown option: $1" >&2; usage 2 ;;
   esac
 done
 backend_feature "$backend" >/dev/null
+case $port in
+  auto) ;;
+  '' | *[!0-9]*) echo "--port: a port number or auto, not '$port'" >&2; usage 2 ;;
+esac
+# On a terminal the [tsm] lines are bold (scripts/lib.sh); redirected, they stay plain text.
+[ -t 2 ] || log() { printf '[tsm] %s\n' "$*" >&2; }
 
 for tool in java mvn cargo openssl; do
   command -v "$tool" >/dev/null || die "$tool is needed (Java 17+, Maven, Rust/cargo, openssl)"
@@ -58,11 +73,41 @@ bucket="$data/bucket"
 [ "$backend" = filesystem ] || bucket=tsm-demo
 keys="$data/keys"
 mkdir -p "$data"
+# The backends whose emulator a demo run started and left running (with its bucket).
+kept="$data/emulators-left-running"
 
+# emulator_script BACKEND / emulator_name BACKEND: its scripts/services/ script and name.
+emulator_script() { case $1 in s3) echo minio.sh ;; gcs) echo fake-gcs.sh ;; azure) echo azurite.sh ;; esac; }
+emulator_name() { case $1 in s3) echo MinIO ;; gcs) echo fake-gcs-server ;; azure) echo Azurite ;; esac; }
+
+# Before anything is built or deleted: the broker's port must be free. A broker left by an
+# earlier demo run holds it: stopped first.
+bash "$KAFKA_SH" stop --dir "$broker_dir" >/dev/null 2>&1 || true
+if [ "$port" != auto ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  die "port $port on 127.0.0.1 is in use (another Kafka broker?): run demo/run.sh --port N with a free port, or --port auto to pick one; nothing was built, started or deleted"
+fi
+
+# The emulator a previous demo run left running for this backend: stopped (its objects go
+# with it), so this run starts from scratch like the filesystem one.
+if [ "$backend" != filesystem ] && grep -qx "$backend" "$kept" 2>/dev/null; then
+  log "stopping the $(emulator_name "$backend") a previous demo run left running (with its bucket): this run starts from scratch"
+  bash "$SERVICES/$(emulator_script "$backend")" stop >/dev/null 2>&1 || true
+  grep -vx "$backend" "$kept" >"$kept.tmp" || true
+  mv -f "$kept.tmp" "$kept"
+fi
+
+# The emulator this run started stays up with its bucket (recorded in $kept), unless
+# --stop-emulator; say so when the run ends early (the summary says it otherwise).
+summary_done=0
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
   bash "$KAFKA_SH" stop --dir "$broker_dir" >/dev/null 2>&1 || true
-  emulator_stop
+  if [ $stop_emulator = 1 ]; then
+    emulator_stop
+  elif [ -n "$EMULATOR_STARTED" ]; then
+    echo "$backend" >>"$kept"
+    [ $summary_done = 1 ] || echo "[tsm] $(emulator_name "$backend") keeps running with bucket $bucket; scripts/services/$(emulator_script "$backend") stop stops it (and deletes the bucket)" >&2
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -92,7 +137,8 @@ bash "$KAFKA_SH" stop --dir "$broker_dir" >/dev/null 2>&1 || true
 if [ "$backend" = filesystem ]; then rm -rf "$bucket"; fi
 [ "$encryption" = true ] && log "    RSA key pair: $keys/k1-public.pem, $keys/k1-private.pem"
 bash "$KAFKA_SH" start --dir "$broker_dir" --fresh --port "$port" --controller-port auto \
-  --jmx-port auto "${RSM_ARGS[@]}"
+  --jmx-port auto "${RSM_ARGS[@]}" \
+  || die "the broker did not start (see above); the demo's options for its ports: --port N or --port auto (the controller and JMX ports are picked automatically)"
 # shellcheck disable=SC1091
 source "$broker_dir/broker.env"
 
@@ -117,8 +163,23 @@ else
   echo "The demo FAILED (see the checks above and the broker log tail)."
 fi
 echo "  remote objects : ${REMOTE_STORE#filesystem:}  (one .log, .indexes and .rsm-manifest per segment)"
-[ -n "$EMULATOR_STARTED" ] && echo "                   (the $backend emulator stops with the demo: its objects go with it)"
+if [ "$backend" != filesystem ]; then
+  name=$(emulator_name "$backend") script="scripts/services/$(emulator_script "$backend")"
+  if [ $stop_emulator = 1 ] && [ -n "$EMULATOR_STARTED" ]; then
+    echo "                   $name stops with the demo (--stop-emulator): the objects are deleted with it"
+  elif [ -n "$EMULATOR_STARTED" ]; then
+    echo "                   $name keeps running with them: $script stop stops it and deletes"
+    echo "                   them (so does the next demo/run.sh --backend $backend, which starts afresh)"
+  else
+    echo "                   $name was running before the demo: left running, with them"
+  fi
+fi
+if [ $stop_emulator = 0 ] || [ -z "$EMULATOR_STARTED" ]; then
+  echo "  look at them   : tsm --config $broker_dir/server.properties ls   (then inspect, verify;"
+  echo "                   the operator tool: cargo install --path crates/tsm-cli)"
+fi
 [ -f "$keys/k1-public.pem" ] && [ "$encryption" = true ] && echo "  key pair       : $keys (k1-public.pem, k1-private.pem)"
 echo "  broker         : $broker_dir/server.properties, log $broker_dir/logs/server.log"
 echo "  summary        : $data/summary.txt"
+summary_done=1
 exit $rc

@@ -9,7 +9,13 @@ export TSM_WORK="${TSM_WORK:-$TSM_ROOT/.tsm}"
 mkdir -p "$TSM_WORK"
 
 # log MSG: a progress line on stderr.
-log() { printf '\033[1m[tsm]\033[0m %s\n' "$*" >&2; }
+log() {
+  if [ -t 2 ] && [ -z "${NO_COLOR:-}" ]; then
+    printf '\033[1m[tsm]\033[0m %s\n' "$*" >&2
+  else
+    printf '[tsm] %s\n' "$*" >&2
+  fi
+}
 
 # die MSG: print and exit non-zero.
 die() { printf '[tsm] ERROR: %s\n' "$*" >&2; exit 1; }

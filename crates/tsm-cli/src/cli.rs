@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 
 /// tsm: inspect, verify and repair tiered Kafka segments in object storage, without a
@@ -89,11 +90,42 @@ pub(crate) enum Command {
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
     },
-    /// Check every segment: manifest, chunks (authenticate, decompress), Kafka record
-    /// batches (CRC32C, offsets), index sizes. Exit 1 when any segment is bad.
+    /// Check segments: manifest, chunks (authenticate, decompress), Kafka record batches
+    /// (CRC32C, offsets), index sizes. Downloads every byte of each segment checked: on a
+    /// remote bucket the download is estimated on stderr first (and, on a terminal, from
+    /// 1 GiB on, confirmed). Exit 1 when any segment is bad.
     Verify {
         #[command(flatten)]
         select: Selection,
+        /// Segments checked at a time (1 to 64); each holds one segment's fetch pipeline.
+        #[arg(long, short = 'j', value_name = "N", default_value_t = crate::cmd::verify::DEFAULT_JOBS,
+              value_parser = clap::value_parser!(u16).range(1..=64).map(usize::from))]
+        jobs: usize,
+        /// Check only N segments chosen at random among those selected (--seed to pick the
+        /// same ones again; the seed used is printed).
+        #[arg(long, value_name = "N")]
+        sample: Option<usize>,
+        /// Seed of --sample: the same seed over the same listing picks the same segments.
+        #[arg(long, value_name = "SEED", requires = "sample")]
+        seed: Option<u64>,
+        /// Only these segments: segment ids, main paths
+        /// (`<topic>-<topicId>/<partition>/<startOffset>-<segmentId>`) or object keys,
+        /// comma-separated or repeated. One that names no segment is an error (exit 2).
+        #[arg(
+            long,
+            value_name = "ID,...",
+            value_delimiter = ',',
+            allow_hyphen_values = true
+        )]
+        segments: Vec<String>,
+        /// Only segments whose manifest was last modified since: a duration back from now
+        /// (90s, 30m, 2h, 1d) or a UTC timestamp (2024-05-01, 2024-05-01T12:00:00Z,
+        /// +HH:MM offsets accepted), from the store's listing.
+        #[arg(long, value_name = "DURATION|TIMESTAMP", value_parser = crate::cmd::verify::parse_since)]
+        since: Option<crate::cmd::verify::Since>,
+        /// Do not ask before a large download (the estimate is still printed).
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// Re-wrap every segment's data key under another key pair, rewriting only the
     /// manifests' `encryption.dataKey`. Resumable and idempotent.

@@ -1,5 +1,5 @@
 //! What every store command starts from: the plugin properties -> validated
-//! [`RsmConfig`] (same keys and checks as the broker) -> the engine
+//! `RsmConfig` (same keys and checks as the broker, parsed once) -> the engine
 //! ([`RemoteStorageManager::configure`]) over the configured backend, plus the key ring.
 //!
 //! The filesystem backend creates a missing `storage.root` (the broker's first copy
@@ -12,7 +12,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use tsm_core::config::RsmConfig;
 use tsm_core::{RemoteStorageManager, StorageBackend};
 use tsm_crypto::KeyRing;
 
@@ -41,6 +40,9 @@ pub(crate) struct Context {
     pub ring: Option<Arc<KeyRing>>,
     /// Text or JSON output, progress bars.
     pub out: Output,
+    /// True when the backend is not the filesystem: every byte read is a download (and
+    /// every request may be billed), so `verify` says what it will cost first.
+    pub remote: bool,
 }
 
 impl Context {
@@ -52,12 +54,17 @@ impl Context {
         root: RootPolicy,
         out: Output,
     ) -> CliResult<Self> {
-        // Validate first so configuration problems are reported as such (exit 2).
-        let config = RsmConfig::from_props(props.clone(), KINDS)
-            .map_err(|e| CliError::Usage(format!("configuration: {e}")))?;
-        if root == RootPolicy::MustExist {
-            check_filesystem_root(&config)?;
+        // The backend the class selects (an unknown or missing class is `configure`'s
+        // error). The configuration is parsed once, by `configure`: a second parse would
+        // log its warnings (an unknown key) twice.
+        let kind = props
+            .get(tsm_core::config::names::STORAGE_BACKEND_CLASS)
+            .and_then(|class| KINDS.iter().find(|k| k.matches(class)));
+        let filesystem = kind.is_some_and(|k| k.name == tsm_storage::filesystem::KIND.name);
+        if root == RootPolicy::MustExist && filesystem {
+            check_filesystem_root(props.get("storage.root").map(String::as_str))?;
         }
+        let remote = !filesystem;
         let rsm = RemoteStorageManager::configure(props, KINDS)
             .await
             .map_err(|e| match e {
@@ -72,6 +79,7 @@ impl Context {
             ring: opts.key_ring.clone(),
             rsm,
             out,
+            remote,
         })
     }
 
@@ -84,12 +92,9 @@ impl Context {
 /// For the filesystem backend: `storage.root` must exist (checked without creating
 /// anything). A root that exists but is not a usable directory, or cannot be examined, is
 /// left to the backend, which reports it naming the key.
-fn check_filesystem_root(config: &RsmConfig) -> CliResult {
-    if config.backend.name != tsm_storage::filesystem::KIND.name {
-        return Ok(());
-    }
+fn check_filesystem_root(root: Option<&str>) -> CliResult {
     // Absent: the backend reports `storage.root=<missing>`.
-    let Some(root) = config.storage.get("root") else {
+    let Some(root) = root else {
         return Ok(());
     };
     match std::fs::metadata(root) {

@@ -19,7 +19,9 @@ mod orphans;
 mod output;
 mod props;
 mod segment;
+mod time;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -45,8 +47,12 @@ fn run() -> ExitCode {
             };
         }
     };
+    // Colours only on a terminal (and never with NO_COLOR): a log redirected to a file or
+    // a pipe stays plain text.
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),

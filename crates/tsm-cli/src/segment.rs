@@ -1,5 +1,5 @@
 //! Finding segments in the bucket: object keys are parsed back into the fields they were
-//! made from (object-format-v1 "Objects per segment":
+//! made from (docs/object-format.md "Objects per segment":
 //! `<key.prefix><topic>-<topicId>/<partition>/<startOffset:020>-<segmentId>.<suffix>`),
 //! and a listing of `<key.prefix>[<topic>-]` is turned into one [`SegmentRef`] per
 //! `.rsm-manifest` (the commit marker: a `.log` without a manifest is not a segment).
@@ -301,43 +301,207 @@ pub(crate) async fn object_exists(
     Ok(false)
 }
 
-/// Resolves the `<segment>` argument: an object key or main path (with or without the
-/// configured prefix, with or without a suffix), or a bare segment id (22 characters),
-/// which is looked up by listing. The segment's objects are listed for their sizes.
+/// What a `<segment>` argument names: an object key or main path (with or without the
+/// configured prefix, with or without a suffix), or a bare segment id.
+#[derive(Clone, Debug)]
+pub(crate) enum SegmentSpec {
+    /// A key or main path, parsed into the segment it names.
+    Path(Box<SegmentRef>),
+    /// A segment id (Kafka `Uuid`, 22 base64url characters).
+    Id(KafkaUuid),
+}
+
+/// What a segment key looks like, for error messages.
+const SEGMENT_KEY: &str = "[key.prefix]<topic>-<topicId>/<partition>/<startOffset>-<segmentId>\
+     [.log|.indexes|.rsm-manifest]";
+
+impl SegmentSpec {
+    /// Parses `arg`; the error says what is wrong with it (without suggestions: see
+    /// [`unknown_segment`]).
+    pub(crate) fn parse(arg: &str, prefix: &str, mask: bool) -> Result<Self, String> {
+        if let Some(s) = SegmentRef::from_key(arg, prefix, mask)
+            .or_else(|| SegmentRef::from_key(&format!("{prefix}{arg}"), prefix, mask))
+        {
+            return Ok(Self::Path(Box::new(s)));
+        }
+        if let Some(id) = KafkaUuid::parse(arg) {
+            return Ok(Self::Id(id));
+        }
+        let n = arg.chars().count();
+        Err(if arg.contains('/') {
+            format!(
+                "segment {arg:?}: not a segment key ({SEGMENT_KEY}; topic id and segment id \
+                 22 characters each, the offset 20 digits)"
+            )
+        } else if n == 22 {
+            format!("segment {arg:?}: not a segment id (22 base64url characters: A-Z a-z 0-9 - _)")
+        } else {
+            format!(
+                "segment {arg:?}: not a segment id (22 base64url characters; this is {n}) \
+                 nor a segment key ({SEGMENT_KEY})"
+            )
+        })
+    }
+
+    /// True when `seg` is the segment this names.
+    pub(crate) fn matches(&self, seg: &SegmentRef) -> bool {
+        match self {
+            Self::Path(p) => p.keys.main_path == seg.keys.main_path,
+            Self::Id(id) => seg.segment_id == *id,
+        }
+    }
+
+    /// The narrowest listing that finds it.
+    fn filter(&self) -> Filter {
+        match self {
+            Self::Path(p) => Filter {
+                topic: Some(p.topic.clone()),
+                partition: Some(p.partition),
+            },
+            Self::Id(_) => Filter::default(),
+        }
+    }
+}
+
+/// `; did you mean <closest>?` when a listed segment's id (for an id-like `arg`) or main
+/// path (for a key-like one) is a few edits away from `arg`, else empty.
+pub(crate) fn did_you_mean<'a>(
+    arg: &str,
+    prefix: &str,
+    listed: impl IntoIterator<Item = &'a SegmentRef>,
+) -> String {
+    let arg = arg.strip_prefix(prefix).unwrap_or(arg);
+    let arg = [MANIFEST_SUFFIX, INDEXES_SUFFIX, LOG_SUFFIX]
+        .iter()
+        .find_map(|s| arg.strip_suffix(s))
+        .unwrap_or(arg);
+    let by_path = arg.contains('/');
+    let candidates: Vec<String> = listed
+        .into_iter()
+        .map(|s| {
+            if by_path {
+                s.keys.main_path.clone()
+            } else {
+                s.segment_id.to_string()
+            }
+        })
+        .collect();
+    match tsm_core::config::closest_key(arg, candidates.iter().map(String::as_str)) {
+        Some(c) if c != arg => format!("; did you mean {c}?"),
+        _ => String::new(),
+    }
+}
+
+/// The usage error for a well-formed `<segment>` argument `arg` that names no committed
+/// segment: where it was looked for, what was found instead (an orphan without its
+/// manifest) and the closest listed segment.
+/// A masked prefix (`key.prefix.mask`) is not shown.
+pub(crate) fn unknown_segment(
+    arg: &str,
+    spec: &SegmentSpec,
+    (prefix, mask): (&str, bool),
+    found: Option<&Listed>,
+    listed: &[SegmentRef],
+) -> CliError {
+    let at = if prefix.is_empty() {
+        "at the bucket's root (no key.prefix)".to_string()
+    } else if mask {
+        "under the configured key.prefix (masked)".to_string()
+    } else {
+        format!("under key.prefix {prefix:?}")
+    };
+    let hint = " (`tsm ls` lists the segments)";
+    let msg = match (spec, found) {
+        (SegmentSpec::Path(p), Some(orphan)) => {
+            let present: Vec<&str> = [
+                (orphan.seg.sizes.log, ".log"),
+                (orphan.seg.sizes.indexes, ".indexes"),
+            ]
+            .into_iter()
+            .filter_map(|(size, what)| size.map(|_| what))
+            .collect();
+            format!(
+                "segment {}: no .rsm-manifest {at}, only its {}: left by a copy that did not \
+                 finish, not a segment (`tsm ls --orphans` lists such objects)",
+                p.keys.main_path,
+                present.join(" and ")
+            )
+        }
+        (SegmentSpec::Path(p), None) => format!(
+            "segment {}: no .rsm-manifest {at}{}{hint}",
+            p.keys.main_path,
+            did_you_mean(arg, prefix, listed)
+        ),
+        (SegmentSpec::Id(_), _) => format!(
+            "segment id {arg}: no .rsm-manifest with this id under the configured key.prefix \
+             ({} segment(s) {at}){}{hint}",
+            listed.len(),
+            did_you_mean(arg, prefix, listed)
+        ),
+    };
+    CliError::Usage(msg)
+}
+
+/// What [`resolve`] requires of the segment it finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// A committed segment (its `.rsm-manifest` exists): `inspect`, `fetch`.
+    Manifest,
+    /// Any main path, even with none of its objects (`delete`: idempotent, and it removes
+    /// an orphan's objects too). A bare id must still name a committed segment.
+    Any,
+}
+
+/// Resolves the `<segment>` argument ([`SegmentSpec`]): a main path or key is looked up
+/// in a listing of its topic and partition, a bare id in a listing of the whole prefix.
+/// The segment's objects come back with their listed sizes. An argument that is not
+/// well-formed, or (with [`Need::Manifest`], and always for an id) names no committed
+/// segment, is a usage error (exit 2) saying what was looked for and where, with the
+/// closest listed segment when one is near.
 pub(crate) async fn resolve(
     backend: &Arc<dyn StorageBackend>,
     prefix: &str,
     mask: bool,
     arg: &str,
+    need: Need,
 ) -> CliResult<SegmentRef> {
-    let parsed = SegmentRef::from_key(arg, prefix, mask)
-        .or_else(|| SegmentRef::from_key(&format!("{prefix}{arg}"), prefix, mask));
-    let filter = match &parsed {
-        Some(s) => Filter {
-            topic: Some(s.topic.clone()),
-            partition: Some(s.partition),
-        },
-        None if KafkaUuid::parse(arg).is_some() => Filter::default(),
-        None => {
+    let spec = match SegmentSpec::parse(arg, prefix, mask) {
+        Ok(s) => s,
+        Err(why) => {
+            // Suggestions are best effort: a listing that fails leaves the usage error.
+            let all = list_segments(backend, prefix, mask, &Filter::default())
+                .await
+                .unwrap_or_default();
             return Err(CliError::Usage(format!(
-                "segment {arg:?}: expected an object key, \
-                 <topic>-<topicId>/<partition>/<startOffset>-<segmentId>, or a segment id"
+                "{why}{}",
+                did_you_mean(arg, prefix, &all)
             )));
         }
     };
-    let found = list_segments(backend, prefix, mask, &filter).await?;
-    let hit = found.into_iter().find(|s| match &parsed {
-        Some(p) => p.keys.main_path == s.keys.main_path,
-        None => s.segment_id.to_string() == arg,
-    });
-    match (hit, parsed) {
-        (Some(s), _) => Ok(s),
-        // No manifest: still return the keys, so delete/verify can name what is missing.
-        (None, Some(p)) => Ok(p),
-        (None, None) => Err(CliError::Usage(format!(
-            "segment id {arg}: no .rsm-manifest with this id under the configured key.prefix"
-        ))),
+    let listed = list_objects(backend, prefix, mask, &spec.filter()).await?;
+    let hit = listed.iter().find(|l| spec.matches(&l.seg));
+    let by_path = matches!(spec, SegmentSpec::Path(_));
+    if let Some(l) = hit
+        && (l.seg.sizes.manifest.is_some() || (need == Need::Any && by_path))
+    {
+        return Ok(l.seg.clone());
     }
+    if let (SegmentSpec::Path(p), Need::Any, None) = (&spec, need, hit) {
+        // No object at all: still return the keys (delete is idempotent).
+        return Ok(p.as_ref().clone());
+    }
+    let mut committed: Vec<SegmentRef> = listed
+        .iter()
+        .filter(|l| l.seg.sizes.manifest.is_some())
+        .map(|l| l.seg.clone())
+        .collect();
+    if committed.is_empty() && by_path && hit.is_none() {
+        // Nothing in that topic-partition: the topic may be mistyped; suggest from all.
+        committed = list_segments(backend, prefix, mask, &Filter::default())
+            .await
+            .unwrap_or_default();
+    }
+    Err(unknown_segment(arg, &spec, (prefix, mask), hit, &committed))
 }
 
 #[cfg(test)]

@@ -35,6 +35,23 @@ fn ls_inspect_fetch_and_verify_engine_written_segments() {
         text.contains("clicks-eu") && text.contains("3 segment(s)"),
         "{text}"
     );
+    // Totals: original bytes (the manifests') and stored bytes (every object).
+    let original: u64 = [&a, &b, &c].iter().map(|s| s.log.len() as u64).sum();
+    let stored: u64 = segs
+        .iter()
+        .map(|s| s["storedSize"].as_u64().expect("stored"))
+        .sum();
+    assert_eq!(all["totals"]["segments"], 3, "{all}");
+    assert_eq!(all["totals"]["originalSize"], original, "{all}");
+    assert_eq!(all["totals"]["storedSize"], stored, "{all}");
+    assert_eq!(all["totals"]["manifestErrors"], 0, "{all}");
+    let last = text.lines().last().expect("a summary");
+    assert!(
+        last.starts_with("3 segment(s), ")
+            && last.contains(" original, ")
+            && last.contains(" stored ("),
+        "{text}"
+    );
 
     // inspect by main path and by segment id.
     let i = w
@@ -83,6 +100,16 @@ fn ls_inspect_fetch_and_verify_engine_written_segments() {
         text.contains("integrity    digests and MAC (") && !text.contains("chunkDigests"),
         "{text}"
     );
+    // The broker's metadata for people: UTC times (the epoch milliseconds after them).
+    for want in [
+        &format!("  offsets        1000..{}", c.meta.end_offset)[..],
+        "  max timestamp  2023-11-14T22:13:20.000Z (1700000000000 ms)",
+        "  event time     2023-11-14T22:13:20.000Z (1700000000000 ms)",
+        "  broker id      0",
+        "  leader epochs  epoch 0 from offset 1000",
+    ] {
+        assert!(text.contains(want), "no {want:?} in {text}");
+    }
 
     // fetch: whole segment byte-identical, a range, indexes.
     let out = w.path("restored.log");

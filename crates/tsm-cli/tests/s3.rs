@@ -95,6 +95,32 @@ fn commands_against_minio() {
         "range differs"
     );
     w.tsm(&["verify"]).expect_code(0);
+    // A remote bucket: the download is estimated on stderr before the first GET (no
+    // question: stdin is not a terminal), and what it took is printed after.
+    let r = w.tsm(&["--json", "verify", "-j", "2"]).expect_code(0);
+    let v = r.json();
+    assert!(
+        r.stderr.contains("2 segment(s) in S3(") && r.stderr.contains("to download"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("downloaded"), "{}", r.stderr);
+    assert_eq!(v["estimate"]["bytes"], v["downloaded"]["bytes"], "{v}");
+    let (est, got) = (
+        v["estimate"]["getRequests"].as_u64().expect("estimate"),
+        v["downloaded"]["getRequests"].as_u64().expect("count"),
+    );
+    assert!(got > 0 && est.abs_diff(got) <= got / 4, "{v}");
+    let v = w
+        .tsm(&[
+            "--json",
+            "verify",
+            "--segments",
+            &b.meta.segment_id.to_string(),
+        ])
+        .expect_code(0)
+        .json();
+    assert_eq!(v["checked"], 1, "{v}");
 
     let r = w
         .tsm(&["--json", "rekey", "--to", "k2", "--limit", "1"])
@@ -113,6 +139,10 @@ fn commands_against_minio() {
     w.write_properties();
     w.tsm(&["verify"]).expect_code(0);
 
+    // The batched delete with Content-MD5 too (the Java plugin's legacy MD5 switch).
+    w.props
+        .insert("storage.s3.legacy.md5.plugin.enabled".into(), "true".into());
+    w.write_properties();
     w.tsm(&["delete", &a.main_path]).expect_code(0);
     w.tsm(&["delete", &b.meta.segment_id.to_string()])
         .expect_code(0);

@@ -151,3 +151,98 @@ fn a_segment_id_starting_with_a_dash_is_a_segment() {
         assert!(r.stderr.contains(id), "{args:?}: {}", r.stderr);
     }
 }
+
+/// Logs on a stderr that is not a terminal are plain text (no ANSI colours), and an
+/// unknown key is warned about once (tsm parses the configuration twice: to check it, then
+/// to build the engine).
+#[test]
+fn logs_are_plain_text_and_an_unknown_key_is_warned_about_once() {
+    let w = World::new(false);
+    let cfg = w.path("tsm.properties");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tsm"))
+        .args([
+            "--config",
+            cfg.to_str().expect("utf-8"),
+            "--set",
+            "compresion.enabled=true",
+            "ls",
+        ])
+        .env_remove("TSM_CONFIG")
+        .env_remove("NO_COLOR")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run tsm");
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains('\u{1b}'), "ANSI escapes in {stderr:?}");
+    assert_eq!(
+        stderr.matches("compresion.enabled").count(),
+        1,
+        "one warning: {stderr}"
+    );
+    assert!(stderr.contains("compression.enabled"), "{stderr}");
+}
+
+/// A mistyped segment (id, main path, key) is a usage error that says what was looked for
+/// and where, with the closest segment; a main path whose manifest is missing says so.
+#[test]
+fn a_mistyped_segment_gets_a_specific_error_with_the_closest_one() {
+    let w = World::new(false);
+    let a = w.write_segment("typo", 0, 0, 5);
+    let id = a.meta.segment_id.to_string();
+    let swap = |s: &str, at: usize| {
+        let mut c: Vec<char> = s.chars().collect();
+        c[at] = if c[at] == 'Q' { 'R' } else { 'Q' };
+        c.into_iter().collect::<String>()
+    };
+    let path_typo = a.main_path.replace("typo-", "typp-");
+    for (arg, says) in [
+        (swap(&id, 3), "no .rsm-manifest with this id"),
+        (
+            id[..21].to_string(),
+            "not a segment id (22 base64url characters; this is 21)",
+        ),
+        (format!("{id}x"), "this is 23"),
+        (
+            path_typo.clone(),
+            "no .rsm-manifest under key.prefix \"tiered/\"",
+        ),
+    ] {
+        for cmd in [&["inspect"][..], &["fetch", "-o", "/dev/null"]] {
+            let mut args: Vec<&str> = cmd.to_vec();
+            args.insert(1, &arg);
+            let r = w.tsm(&args).expect_code(2);
+            let want = if arg.contains('/') {
+                a.main_path.clone()
+            } else {
+                id.clone()
+            };
+            assert!(
+                r.stderr.contains(says) && r.stderr.contains(&format!("did you mean {want}?")),
+                "{args:?}: {}",
+                r.stderr
+            );
+        }
+    }
+    // Nothing close: no suggestion, still what a segment argument looks like.
+    let r = w.tsm(&["inspect", "abc"]).expect_code(2);
+    assert!(
+        r.stderr.contains("segment key") && !r.stderr.contains("did you mean"),
+        "{}",
+        r.stderr
+    );
+    // A segment whose manifest is gone: an orphan, said as such (exit 2, nothing written).
+    std::fs::remove_file(w.object(&format!("tiered/{}.rsm-manifest", a.main_path)))
+        .expect("rm manifest");
+    let r = w.tsm(&["inspect", &a.main_path]).expect_code(2);
+    assert!(
+        r.stderr.contains("no .rsm-manifest")
+            && r.stderr.contains(".log and .indexes")
+            && r.stderr.contains("tsm ls --orphans"),
+        "{}",
+        r.stderr
+    );
+    // delete still removes an orphan's objects by main path (idempotent).
+    w.tsm(&["delete", &a.main_path]).expect_code(0);
+    assert!(!w.object(&format!("tiered/{}.log", a.main_path)).exists());
+}

@@ -228,3 +228,206 @@ fn verify_reports_unparsable_manifests_and_unknown_key_pairs() {
     let ls = w.tsm(&["--json", "ls"]).expect_code(0).json();
     assert!(ls["segments"][0]["error"].as_str().is_some(), "{ls}");
 }
+
+/// The names of the segments a `--json verify` checked, in report order.
+fn checked(v: &serde_json::Value) -> Vec<String> {
+    v["segments"]
+        .as_array()
+        .expect("segments")
+        .iter()
+        .map(|s| s["segment"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// `--jobs`, `--sample`/`--seed`, `--segments` and `--since` choose what is checked; reports
+/// keep the listing order whatever the jobs; the estimate matches what was downloaded.
+#[test]
+fn verify_selects_segments_and_runs_them_in_parallel() {
+    let w = World::new(false);
+    let mut segs = Vec::new();
+    for p in 0..3 {
+        for start in [0, 100] {
+            segs.push(w.write_segment("sel", p, start, 20 + 10 * p as usize));
+        }
+    }
+    // Parallel checks report in listing order, as one job does.
+    let one = w
+        .tsm(&["--json", "verify", "-j", "1"])
+        .expect_code(0)
+        .json();
+    let many = w
+        .tsm(&["--json", "verify", "--jobs", "6"])
+        .expect_code(0)
+        .json();
+    assert_eq!(one["checked"], 6, "{one}");
+    assert_eq!(many["jobs"], 6, "{many}");
+    assert_eq!(checked(&one), checked(&many));
+    let mut sorted = checked(&one);
+    sorted.sort();
+    assert_eq!(sorted, checked(&one), "listing order");
+    // The estimate (from the listing and a probe of the manifests) is what verify took.
+    for v in [&one, &many] {
+        assert_eq!(v["estimate"]["bytes"], v["downloaded"]["bytes"], "{v}");
+        assert_eq!(
+            v["estimate"]["getRequests"], v["downloaded"]["getRequests"],
+            "{v}"
+        );
+    }
+    // A filesystem bucket: no estimate on stderr (nothing is downloaded).
+    let r = w.tsm(&["verify"]).expect_code(0);
+    assert!(!r.stderr.contains("to download"), "{}", r.stderr);
+
+    // --sample N --seed S: N of them, the same ones each time.
+    let a = w
+        .tsm(&["--json", "verify", "--sample", "2", "--seed", "7"])
+        .expect_code(0)
+        .json();
+    assert_eq!(a["checked"], 2, "{a}");
+    assert_eq!(a["listed"], 6, "{a}");
+    assert_eq!(a["sample"]["seed"], 7, "{a}");
+    let b = w
+        .tsm(&[
+            "--json", "verify", "--sample", "2", "--seed", "7", "-j", "1",
+        ])
+        .expect_code(0)
+        .json();
+    assert_eq!(checked(&a), checked(&b));
+    // Without --seed: a random one, printed, that picks the same segments again.
+    let r = w.tsm(&["--json", "verify", "--sample", "3"]).expect_code(0);
+    let c = r.json();
+    let seed = c["sample"]["seed"].as_u64().expect("seed printed");
+    let again = w
+        .tsm(&[
+            "--json",
+            "verify",
+            "--sample",
+            "3",
+            "--seed",
+            &seed.to_string(),
+        ])
+        .expect_code(0)
+        .json();
+    assert_eq!(checked(&c), checked(&again));
+    let text = w
+        .tsm(&["verify", "--sample", "2", "--seed", "7"])
+        .expect_code(0)
+        .stdout;
+    assert!(
+        text.contains("2 segment(s) checked, 0 bad")
+            && text.contains("a random sample of 2 of 6: --seed 7"),
+        "{text}"
+    );
+    // A sample larger than the selection checks all of it.
+    let all = w
+        .tsm(&["--json", "verify", "--sample", "50", "--seed", "1"])
+        .expect_code(0)
+        .json();
+    assert_eq!(all["checked"], 6);
+
+    // --segments: ids, main paths and keys, comma-separated or repeated.
+    let id = segs[1].meta.segment_id.to_string();
+    let key = format!("tiered/{}.log", segs[4].main_path);
+    let v = w
+        .tsm(&[
+            "--json",
+            "verify",
+            "--segments",
+            &format!("{id},{}", segs[2].main_path),
+            "--segments",
+            &key,
+        ])
+        .expect_code(0)
+        .json();
+    let names = checked(&v);
+    assert_eq!(names.len(), 3, "{v}");
+    for s in [&segs[1], &segs[2], &segs[4]] {
+        assert!(
+            names
+                .iter()
+                .any(|n| n.ends_with(&s.meta.segment_id.to_string())),
+            "{names:?}"
+        );
+    }
+    // One that names no segment: exit 2, with the closest id.
+    let typo = format!("{}Q{}", &id[..3], &id[4..]);
+    let r = w
+        .tsm(&["verify", "--segments", &format!("{id},{typo}")])
+        .expect_code(2);
+    assert!(
+        r.stderr.contains(&typo) && r.stderr.contains(&format!("did you mean {id}?")),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    // Within -t: a segment of another topic is not there.
+    w.tsm(&["verify", "-t", "other", "--segments", &id])
+        .expect_code(2);
+    w.tsm(&["verify", "--segments", "not-a-segment"])
+        .expect_code(2);
+
+    // --since: from the manifests' modification times in the listing (file mtimes here).
+    let old = w.object(&format!("tiered/{}.rsm-manifest", segs[0].main_path));
+    let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .expect("open manifest")
+        .set_modified(day_ago)
+        .expect("set mtime");
+    let v = w
+        .tsm(&["--json", "verify", "--since", "1h"])
+        .expect_code(0)
+        .json();
+    assert_eq!(v["checked"], 5, "{v}");
+    assert!(!checked(&v).contains(&checked(&one)[0]), "{v}");
+    let v = w
+        .tsm(&["--json", "verify", "--since", "2020-01-01T00:00:00Z"])
+        .expect_code(0)
+        .json();
+    assert_eq!(v["checked"], 6, "{v}");
+    let r = w.tsm(&["verify", "--since", "2999-01-01"]).expect_code(0);
+    assert!(
+        r.stdout
+            .contains("0 segment(s) checked, 0 bad, 0 without integrity data (0 of 6 listed selected by --since)"),
+        "{}",
+        r.stdout
+    );
+    // --since and --sample together: the sample is drawn from what --since kept.
+    let v = w
+        .tsm(&[
+            "--json", "verify", "--since", "1d", "--sample", "1", "--seed", "3",
+        ])
+        .expect_code(0)
+        .json();
+    assert_eq!(v["checked"], 1, "{v}");
+
+    // Usage errors.
+    w.tsm(&["verify", "--since", "last tuesday"]).expect_code(2);
+    w.tsm(&["verify", "--jobs", "0"]).expect_code(2);
+    w.tsm(&["verify", "--jobs", "65"]).expect_code(2);
+    w.tsm(&["verify", "--seed", "1"]).expect_code(2);
+}
+
+/// Damage is still found and reported in order when checks run in parallel, and the exit
+/// code is the verdict.
+#[test]
+fn parallel_verify_reports_bad_segments_in_listing_order() {
+    let w = World::new(false);
+    let a = w.write_segment("par", 0, 0, 40);
+    let b = w.write_segment("par", 0, 100, 5);
+    let c = w.write_segment("par", 0, 200, 40);
+    let log = w.object(&format!("tiered/{}.log", a.main_path));
+    let bytes = std::fs::read(&log).expect("read");
+    std::fs::write(&log, &bytes[..bytes.len() - 7]).expect("truncate");
+    let v = w
+        .tsm(&["--json", "verify", "-j", "3"])
+        .expect_code(1)
+        .json();
+    assert_eq!(v["bad"], 1, "{v}");
+    let names = checked(&v);
+    for (n, s) in names.iter().zip([&a, &b, &c]) {
+        assert!(n.ends_with(&s.meta.segment_id.to_string()), "{names:?}");
+    }
+    assert!(!problems_of(&v, &a.main_path).is_empty());
+    assert!(problems_of(&v, &c.main_path).is_empty());
+}

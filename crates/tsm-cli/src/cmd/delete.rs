@@ -6,10 +6,10 @@ use serde_json::json;
 
 use crate::context::Context;
 use crate::error::CliResult;
-use crate::segment::resolve;
+use crate::segment::{Need, resolve};
 
 pub(crate) async fn run(ctx: &Context, arg: &str, dry_run: bool) -> CliResult {
-    let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg).await?;
+    let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg, Need::Any).await?;
     let keys: Vec<String> = seg.keys.all().iter().map(|k| k.to_string()).collect();
     if !dry_run {
         ctx.rsm.delete_log_segment_data(&seg.metadata()).await?;

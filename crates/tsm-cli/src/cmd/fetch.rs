@@ -19,7 +19,7 @@ use tsm_core::IndexType;
 use crate::context::Context;
 use crate::error::{CliError, CliResult};
 use crate::manifest_io;
-use crate::segment::resolve;
+use crate::segment::{Need, resolve};
 
 /// Parses `START-END` (inclusive) or `START-`.
 pub(crate) fn parse_range(s: &str) -> CliResult<(u64, Option<u64>)> {
@@ -69,7 +69,7 @@ pub(crate) async fn run(
     let index = index.map(parse_index).transpose()?;
     // From here on SIGINT/SIGTERM no longer kill the process: they end the fetch below.
     let interrupted = interrupted()?;
-    let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg).await?;
+    let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg, Need::Manifest).await?;
     let fetched = async {
         let mut sink = Sink::open(output).await?;
         // On any error `sink` is dropped here, which removes FILE.tsm-partial.

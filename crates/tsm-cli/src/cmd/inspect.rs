@@ -13,10 +13,10 @@ use crate::context::Context;
 use crate::error::{CliError, CliResult};
 use crate::manifest_io;
 use crate::output::human_bytes;
-use crate::segment::resolve;
+use crate::segment::{Need, resolve};
 
 pub(crate) async fn run(ctx: &Context, arg: &str) -> CliResult {
-    let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg).await?;
+    let seg = resolve(ctx.backend(), &ctx.prefix, ctx.mask, arg, Need::Manifest).await?;
     let key = &seg.keys.manifest;
     let bytes = manifest_io::read_bytes(ctx.backend(), key).await?;
     let m = manifest_io::parse(key, &bytes).map_err(CliError::Findings)?;
@@ -159,16 +159,68 @@ pub(crate) async fn run(ctx: &Context, arg: &str) -> CliResult {
     }
     o.line(format!("integrity    {integrity}"))?;
     if let Some(meta) = &m.remote_log_segment_metadata {
-        // The integrity data is summed up above (its digests are long).
-        let mut meta = meta.clone();
-        if let Some(obj) = meta.as_object_mut() {
-            obj.remove(tsm_core::manifest::integrity::FIELD);
+        for line in broker_metadata_lines(meta) {
+            o.line(line)?;
         }
-        o.line(format!("broker metadata {meta}"))?;
     }
     if custom.as_object().is_some_and(|c| c.is_empty()) {
         o.line("custom metadata none configured (custom.metadata.fields.include)")
     } else {
         o.line(format!("custom metadata {custom}"))
     }
+}
+
+/// The informational `remoteLogSegmentMetadata` of the manifest for people: offsets,
+/// times as UTC (`2023-11-14T22:13:20.000Z`, the epoch milliseconds after them), broker,
+/// leader epochs; any other field as JSON. The integrity data is summed up elsewhere (its
+/// digests are long) and the segment id is in the first lines.
+fn broker_metadata_lines(meta: &serde_json::Value) -> Vec<String> {
+    let Some(obj) = meta.as_object() else {
+        return vec![format!("broker metadata {meta}")];
+    };
+    let mut rest = obj.clone();
+    rest.remove(tsm_core::manifest::integrity::FIELD);
+    rest.remove("remoteLogSegmentId");
+    let mut take = |k: &str| rest.remove(k);
+    let mut out = vec!["broker metadata".to_string()];
+    let (start, end) = (take("startOffset"), take("endOffset"));
+    if start.is_some() || end.is_some() {
+        let show = |v: Option<serde_json::Value>| v.map_or("?".to_string(), |v| v.to_string());
+        out.push(format!("  offsets        {}..{}", show(start), show(end)));
+    }
+    for (key, label) in [
+        ("maxTimestampMs", "max timestamp"),
+        ("eventTimestampMs", "event time   "),
+    ] {
+        if let Some(v) = take(key) {
+            let shown = match v.as_i64() {
+                Some(ms) if ms >= 0 => format!("{} ({ms} ms)", crate::time::format_millis(ms)),
+                Some(ms) => format!("none ({ms})"),
+                None => v.to_string(),
+            };
+            out.push(format!("  {label}  {shown}"));
+        }
+    }
+    if let Some(v) = take("brokerId") {
+        out.push(format!("  broker id      {v}"));
+    }
+    if let Some(v) = take("segmentLeaderEpochs") {
+        let shown = match v.as_object() {
+            Some(epochs) if epochs.is_empty() => "none".to_string(),
+            Some(epochs) => epochs
+                .iter()
+                .map(|(e, o)| format!("epoch {e} from offset {o}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => v.to_string(),
+        };
+        out.push(format!("  leader epochs  {shown}"));
+    }
+    if !rest.is_empty() {
+        out.push(format!(
+            "  other          {}",
+            serde_json::Value::Object(rest)
+        ));
+    }
+    out
 }

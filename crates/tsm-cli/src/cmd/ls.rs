@@ -55,6 +55,12 @@ pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
         .collect()
         .await;
     pb.finish_and_clear();
+    let stored: u64 = rows.iter().map(|r| r.seg.sizes.total()).sum();
+    let original: u64 = rows
+        .iter()
+        .filter_map(|r| r.manifest.as_ref().ok().map(|m| m.0))
+        .sum();
+    let unreadable = rows.iter().filter(|r| r.manifest.is_err()).count();
     if ctx.out.json {
         let items: Vec<serde_json::Value> = rows
             .iter()
@@ -80,7 +86,15 @@ pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
                 v
             })
             .collect();
-        return ctx.out.json(&json!({ "segments": items }));
+        return ctx.out.json(&json!({
+            "segments": items,
+            "totals": {
+                "segments": rows.len(),
+                "originalSize": original,
+                "storedSize": stored,
+                "manifestErrors": unreadable,
+            },
+        }));
     }
     ctx.out.line(format!(
         "{:<30} {:>5} {:>20} {:>20} {:>12} {:>12} {:>5} {:<12} SEGMENT ID",
@@ -112,7 +126,25 @@ pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
             ctx.out.line(format!("  manifest error: {e}"))?;
         }
     }
-    ctx.out.line(format!("{} segment(s)", rows.len()))
+    // Totals: original = the restored `.log` bytes; stored = every object of the segments.
+    let mut total = format!(
+        "{} segment(s), {} original, {} stored",
+        rows.len(),
+        human_bytes(original),
+        human_bytes(stored)
+    );
+    if original > 0 {
+        total.push_str(&format!(
+            " ({:.1}% of original)",
+            stored as f64 * 100.0 / original as f64
+        ));
+    }
+    if unreadable > 0 {
+        total.push_str(&format!(
+            "; {unreadable} manifest(s) unreadable, their original size not counted"
+        ));
+    }
+    ctx.out.line(total)
 }
 
 /// `tsm ls --orphans`: the `.log` / `.indexes` objects without their `.rsm-manifest`

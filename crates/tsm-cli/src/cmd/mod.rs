@@ -75,7 +75,25 @@ pub(crate) async fn dispatch(cli: Cli) -> CliResult {
             index,
             output,
         } => fetch::run(&ctx, &segment, range.as_deref(), index.as_deref(), &output).await,
-        Command::Verify { select } => verify::run(&ctx, &filter(select)).await,
+        Command::Verify {
+            select,
+            jobs,
+            sample,
+            seed,
+            segments,
+            since,
+            yes,
+        } => {
+            let opts = verify::Options {
+                jobs,
+                sample,
+                seed,
+                segments,
+                since,
+                yes,
+            };
+            verify::run(&ctx, &filter(select), &opts).await
+        }
         Command::Rekey {
             to,
             select,

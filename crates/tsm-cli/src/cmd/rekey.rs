@@ -1,10 +1,11 @@
-//! `tsm rekey --to <id>`: key rotation (object-format-v1 "Encryption": the DEK is wrapped
-//! under a KEK; rotating a KEK re-wraps DEKs). For each encrypted segment whose `dataKey`
-//! names another key pair: unwrap the DEK with the key ring (the old pair must still be
-//! on it), wrap it under `<id>` (RSA-OAEP SHA3-512), check the new wrapping unwraps to the
-//! same DEK, and upload the manifest with only `encryption.dataKey` changed. Each upload
-//! replaces the manifest atomically (backend contract); `.log` and `.indexes` are never
-//! read or written, so chunks stay valid (same DEK, same AAD).
+//! `tsm rekey --to <id>`: key rotation (docs/object-format.md "Encryption (envelope)",
+//! "Rotation": the DEK is wrapped under a KEK; rotating a KEK re-wraps DEKs). For each
+//! encrypted segment whose `dataKey` names another key pair: unwrap the DEK with the key
+//! ring (the old pair must still be on it), wrap it under `<id>` (RSA-OAEP SHA3-512), check
+//! the new wrapping unwraps to the same DEK, and upload the manifest with only
+//! `encryption.dataKey` changed. Each upload replaces the manifest atomically (backend
+//! contract); `.log` and `.indexes` are never read or written, so chunks stay valid (same
+//! DEK, same AAD).
 //!
 //! Idempotent and resumable: segments already on `<id>` are skipped, so an interrupted
 //! run (or one stopped by `--limit`) is finished by running it again. A segment whose

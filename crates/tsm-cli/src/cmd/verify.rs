@@ -1,4 +1,4 @@
-//! `tsm verify`: checks every segment (one `.rsm-manifest`) under `key.prefix`:
+//! `tsm verify`: checks segments (one `.rsm-manifest` each) under `key.prefix`:
 //! 1. `.log` and `.indexes` exist and their stored sizes are what the manifest says
 //!    (catches truncated objects);
 //! 2. the manifest parses (tsm-core's parser) and its chunk table decodes;
@@ -14,10 +14,28 @@
 //!    last batch's. A segment without integrity data (the Java plugin's) is reported as
 //!    such (`integrity: none`) and is bad only under `tsm.integrity.required=true`.
 //!
-//! Segments are checked one after the other; memory is the engine's fetch pipeline plus
-//! one index at a time. Exit 1 when any segment is bad, with what and where.
+//! Which segments ([`Options`]): those the listing finds (`-t`/`-p`), narrowed to
+//! `--segments` (ids, main paths or keys; one that names no segment is a usage error),
+//! then to `--since` (manifest last modified at or after a time, from the listing), then
+//! a random `--sample N` of those (reproducible: `--seed`).
+//!
+//! Cost: verifying downloads every byte of each segment (its `.log`, `.indexes` and
+//! manifest). On a remote bucket (any backend but the filesystem) the download and its
+//! GET requests are estimated from the listing and printed on stderr before the first
+//! one; on a terminal, when the estimate is at least [`CONFIRM_BYTES`], tsm asks before
+//! it starts (`--yes` does not ask). Afterwards the bytes and GET requests it took are
+//! printed too.
+//!
+//! `--jobs N` segments are checked at a time (default [`DEFAULT_JOBS`]); each holds one
+//! segment's fetch pipeline (the engine's memory budget applies) plus one index at a time.
+//! Reports come out in listing order whatever order the checks finish in; the progress
+//! bar counts finished segments. Exit 1 when any segment is bad, with what and where.
 
-use futures::StreamExt;
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use futures::{StreamExt, stream};
 use serde_json::json;
 use tsm_core::manifest::integrity::SegmentIntegrity;
 use tsm_core::{IndexType, RsmError};
@@ -25,7 +43,8 @@ use tsm_core::{IndexType, RsmError};
 use crate::context::Context;
 use crate::error::{CliError, CliResult};
 use crate::manifest_io;
-use crate::segment::{Filter, SegmentRef, list_segments};
+use crate::output::human_bytes;
+use crate::segment::{Filter, Listed, SegmentRef, SegmentSpec, list_objects, unknown_segment};
 use tsm_kafka_log::{BatchWalker, files};
 
 /// Entry sizes (bytes) of the fixed-size Kafka indexes (layouts: `tsm_kafka_log::files`).
@@ -222,16 +241,451 @@ async fn check_log(
     }
 }
 
-pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
-    let segments = list_segments(ctx.backend(), &ctx.prefix, ctx.mask, filter).await?;
+/// Segments checked at a time unless `--jobs` says otherwise.
+pub(crate) const DEFAULT_JOBS: usize = 4;
+/// Most `--jobs`.
+pub(crate) const MAX_JOBS: usize = 64;
+/// On a terminal, a remote verify whose estimated download is at least this large asks
+/// before it starts (unless `--yes`): 1 GiB.
+pub(crate) const CONFIRM_BYTES: u64 = 1 << 30;
+
+/// `--since`: how far back, or from when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Since {
+    /// A duration back from now (`2h`, `1d`).
+    Ago(Duration),
+    /// A point in time (`2024-05-01`, `2024-05-01T12:00:00Z`).
+    At(SystemTime),
+}
+
+/// Parses a `--since` value: a duration (`90s`, `30m`, `2h`, `1d`, `1h30m`) or a
+/// timestamp ([`crate::time::parse_timestamp`]).
+pub(crate) fn parse_since(text: &str) -> Result<Since, String> {
+    if let Ok(d) = crate::orphans::parse_duration(text) {
+        return Ok(Since::Ago(d));
+    }
+    crate::time::parse_timestamp(text)
+        .map(Since::At)
+        .ok_or_else(|| {
+            format!(
+                "{text:?}: a duration (90s, 30m, 2h, 1d, 1h30m) or a UTC timestamp \
+             (2024-05-01, 2024-05-01T12:00:00Z, 2024-05-01T14:00:00+02:00)"
+            )
+        })
+}
+
+/// What `tsm verify` checks and how (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Options {
+    /// Segments checked at a time (1 to [`MAX_JOBS`]).
+    pub jobs: usize,
+    /// Check only this many segments, chosen at random.
+    pub sample: Option<usize>,
+    /// Seed of the sample (random when absent, and then printed).
+    pub seed: Option<u64>,
+    /// Only these segments (ids, main paths or keys).
+    pub segments: Vec<String>,
+    /// Only segments whose manifest was last modified at or after this.
+    pub since: Option<Since>,
+    /// Do not ask before a large remote download.
+    pub yes: bool,
+}
+
+/// A deterministic generator for `--sample` (SplitMix64): the same seed over the same
+/// listing picks the same segments, on any machine and in any tsm version that keeps it.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n` > 0), by rejection (no modulo bias).
+    fn below(&mut self, n: u64) -> u64 {
+        let zone = u64::MAX - u64::MAX % n;
+        loop {
+            let x = self.next();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+}
+
+/// `n` of `items` chosen uniformly at random with `seed` (a partial Fisher-Yates shuffle),
+/// kept in their original order. All of them when `n >= items.len()`.
+fn sample<T>(items: Vec<T>, n: usize, seed: u64) -> Vec<T> {
+    if n >= items.len() {
+        return items;
+    }
+    let mut rng = SplitMix64(seed);
+    let mut idx: Vec<usize> = (0..items.len()).collect();
+    for i in 0..n {
+        let j = i + rng.below((idx.len() - i) as u64) as usize;
+        idx.swap(i, j);
+    }
+    let mut chosen = idx[..n].to_vec();
+    chosen.sort_unstable();
+    let mut keep = vec![false; items.len()];
+    for i in chosen {
+        keep[i] = true;
+    }
+    items
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(item, k)| k.then_some(item))
+        .collect()
+}
+
+/// What checking some segments downloads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Estimate {
+    /// Bytes, from the listed sizes: every `.log`, `.indexes` and `.rsm-manifest`, the
+    /// manifest twice (tsm reads it, then the engine).
+    pub bytes: u64,
+    /// GET requests: per segment two for the manifest, one per chunk of the `.log`, one
+    /// per non-empty index (OFFSET and TIMESTAMP together in one). Chunk and index counts
+    /// are in the manifests: those of up to [`PROBE`] segments are read, and the others'
+    /// counts extrapolated from their stored `.log` sizes.
+    pub gets: u64,
+}
+
+/// Manifests read for the [`Estimate`] (a fixed sample: the same segments each run).
+const PROBE: usize = 32;
+
+/// Chunks and index GETs of one segment, from its manifest; `None` when it cannot be
+/// read or parsed (the check reports why).
+async fn probe(ctx: &Context, seg: &SegmentRef) -> Option<(u64, u64)> {
+    let bytes = manifest_io::read_bytes(ctx.backend(), &seg.keys.manifest)
+        .await
+        .ok()?;
+    let m = manifest_io::parse(&seg.keys.manifest, &bytes).ok()?;
+    let chunks = manifest_io::chunk_index(&seg.keys.manifest, &m)
+        .ok()?
+        .chunk_count() as u64;
+    let present = |t| m.segment_indexes.get(t).is_some_and(|e| e.size > 0);
+    let mut index_gets = IndexType::ALL.into_iter().filter(|t| present(*t)).count() as u64;
+    if present(IndexType::Offset) && present(IndexType::Timestamp) {
+        index_gets -= 1;
+    }
+    Some((chunks, index_gets))
+}
+
+/// The [`Estimate`] of checking `segments`.
+async fn estimate(ctx: &Context, segments: &[SegmentRef]) -> Estimate {
+    let bytes = segments
+        .iter()
+        .map(|s| {
+            s.sizes.log.unwrap_or(0)
+                + s.sizes.indexes.unwrap_or(0)
+                + 2 * s.sizes.manifest.unwrap_or(0)
+        })
+        .sum();
+    let picked = sample((0..segments.len()).collect(), PROBE, 0);
+    let probed: Vec<(usize, Option<(u64, u64)>)> = stream::iter(picked)
+        .map(|i| async move { (i, probe(ctx, &segments[i]).await) })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    let mut known = vec![None; segments.len()];
+    let (mut chunks, mut stored, mut index_gets, mut n) = (0u64, 0u64, 0u64, 0u64);
+    for (i, p) in probed {
+        if let Some((c, g)) = p {
+            known[i] = Some(c + g);
+            chunks += c;
+            stored += segments[i].sizes.log.unwrap_or(0);
+            index_gets += g;
+            n += 1;
+        }
+    }
+    // Unprobed segments: chunks per stored byte and index GETs per segment as probed
+    // (none probed: one chunk per `chunk.size` stored bytes, five index GETs).
+    let per_byte = if stored > 0 {
+        chunks as f64 / stored as f64
+    } else {
+        1.0 / f64::from(ctx.rsm.options().chunk_size.max(1))
+    };
+    let per_segment_index = if n > 0 {
+        index_gets as f64 / n as f64
+    } else {
+        5.0
+    };
+    let gets = segments
+        .iter()
+        .zip(known)
+        .map(|(s, k)| {
+            2 + k.unwrap_or_else(|| {
+                let log = s
+                    .sizes
+                    .log
+                    .map_or(0.0, |b| (b as f64 * per_byte).ceil().max(1.0));
+                let idx = if s.sizes.indexes.is_some() {
+                    per_segment_index
+                } else {
+                    0.0
+                };
+                (log + idx).round() as u64
+            })
+        })
+        .sum();
+    Estimate { bytes, gets }
+}
+
+/// The segments `opts` selects among `listed` (committed segments, listing order), and a
+/// note on how they were chosen (for the summary), or a usage error for a `--segments`
+/// entry that names no segment.
+fn select(
+    ctx: &Context,
+    listed: Vec<Listed>,
+    opts: &Options,
+) -> CliResult<(Vec<SegmentRef>, Selected)> {
+    let listed_n = listed.len();
+    let mut chosen = listed;
+    if !opts.segments.is_empty() {
+        let specs = parse_specs(ctx, &opts.segments)?;
+        let mut missing = Vec::new();
+        for (arg, spec) in opts.segments.iter().zip(&specs) {
+            if !chosen
+                .iter()
+                .any(|l| l.seg.sizes.manifest.is_some() && spec.matches(&l.seg))
+            {
+                let orphan = chosen.iter().find(|l| spec.matches(&l.seg));
+                let committed: Vec<SegmentRef> = chosen
+                    .iter()
+                    .filter(|l| l.seg.sizes.manifest.is_some())
+                    .map(|l| l.seg.clone())
+                    .collect();
+                missing.push(unknown_segment(
+                    arg,
+                    spec,
+                    (&ctx.prefix, ctx.mask),
+                    orphan,
+                    &committed,
+                ));
+            }
+        }
+        if !missing.is_empty() {
+            let lines: Vec<String> = missing.iter().map(|e| format!("  {e}")).collect();
+            return Err(CliError::Usage(format!(
+                "verify --segments: {} of {} name no segment (within -t/-p when given):\n{}",
+                missing.len(),
+                opts.segments.len(),
+                lines.join("\n")
+            )));
+        }
+        chosen.retain(|l| specs.iter().any(|s| s.matches(&l.seg)));
+    }
+    chosen.retain(|l| l.seg.sizes.manifest.is_some());
+    let mut unknown_age = 0;
+    if let Some(since) = opts.since {
+        // The oldest manifest age still selected; `None`: a time in the future, none is.
+        let max_age = match since {
+            Since::Ago(d) => Some(d),
+            Since::At(t) => SystemTime::now().duration_since(t).ok(),
+        };
+        chosen.retain(|l| match (l.ages.manifest, max_age) {
+            (None, _) => {
+                unknown_age += 1;
+                true
+            }
+            (Some(age), Some(max)) => age <= max,
+            (Some(_), None) => false,
+        });
+    }
+    let matched = chosen.len();
+    let mut segments: Vec<SegmentRef> = chosen.into_iter().map(|l| l.seg).collect();
+    let mut seed = None;
+    if let Some(n) = opts.sample {
+        let s = match opts.seed {
+            Some(s) => s,
+            None => random_seed()?,
+        };
+        segments = sample(segments, n, s);
+        seed = Some(s);
+    }
+    Ok((
+        segments,
+        Selected {
+            listed: listed_n,
+            matched,
+            seed,
+            unknown_age,
+        },
+    ))
+}
+
+/// How the checked segments were chosen.
+struct Selected {
+    /// Committed segments the listing found (`-t`/`-p`).
+    listed: usize,
+    /// Of those, the ones `--segments` and `--since` kept.
+    matched: usize,
+    /// The seed of `--sample`.
+    seed: Option<u64>,
+    /// Kept by `--since` although the store reported no modification time.
+    unknown_age: usize,
+}
+
+fn parse_specs(ctx: &Context, args: &[String]) -> CliResult<Vec<SegmentSpec>> {
+    let mut specs = Vec::with_capacity(args.len());
+    let mut bad = Vec::new();
+    for a in args {
+        match SegmentSpec::parse(a, &ctx.prefix, ctx.mask) {
+            Ok(s) => specs.push(s),
+            Err(why) => bad.push(why),
+        }
+    }
+    if bad.is_empty() {
+        Ok(specs)
+    } else {
+        Err(CliError::Usage(format!(
+            "verify --segments: {}",
+            bad.join("; ")
+        )))
+    }
+}
+
+fn random_seed() -> CliResult<u64> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).map_err(|e| CliError::Usage(format!("no random seed: {e}")))?;
+    // Small enough to type back (`--seed`), random enough to sample.
+    Ok(u64::from_le_bytes(b) % 1_000_000_000)
+}
+
+/// Asks on the terminal whether to go on; true for `y` / `yes`.
+fn confirm(question: &str) -> CliResult<bool> {
+    let mut err = std::io::stderr().lock();
+    write!(err, "{question} [y/N] ")
+        .and_then(|()| err.flush())
+        .ok();
+    drop(err);
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| CliError::io("<stdin>", e))?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// Bytes downloaded and GET requests sent so far, from the engine's registry (plus the
+/// manifests `verify` reads itself, counted by the caller).
+fn counters(ctx: &Context) -> (u64, u64) {
+    let m = ctx.rsm.metrics();
+    (
+        m.counter("bytes.downloaded"),
+        m.counter("client.get.requests"),
+    )
+}
+
+pub(crate) async fn run(ctx: &Context, filter: &Filter, opts: &Options) -> CliResult {
+    let jobs = opts.jobs.clamp(1, MAX_JOBS);
+    // With --segments of one topic only, list that topic.
+    let mut filter = filter.clone();
+    if filter.topic.is_none() && !opts.segments.is_empty() {
+        let specs = parse_specs(ctx, &opts.segments)?;
+        let topics: Vec<&str> = specs
+            .iter()
+            .map(|s| match s {
+                SegmentSpec::Path(p) => Some(p.topic.as_str()),
+                SegmentSpec::Id(_) => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default();
+        if let Some(first) = topics.first()
+            && topics.iter().all(|t| t == first)
+        {
+            filter.topic = Some((*first).to_string());
+        }
+    }
+    let listed = list_objects(ctx.backend(), &ctx.prefix, ctx.mask, &filter).await?;
+    let (segments, selected) = select(ctx, listed, opts)?;
+    let est = estimate(ctx, &segments).await;
+    // How the checked segments were chosen, for the summary line.
+    let mut how = Vec::new();
+    if selected.matched < selected.listed {
+        let by: Vec<&str> = [
+            (!opts.segments.is_empty()).then_some("--segments"),
+            opts.since.map(|_| "--since"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        how.push(format!(
+            "{} of {} listed selected by {}",
+            selected.matched,
+            selected.listed,
+            by.join(" and ")
+        ));
+    }
+    if let Some(seed) = selected.seed {
+        how.push(format!(
+            "a random sample of {} of {}: --seed {seed} picks the same ones again",
+            segments.len(),
+            selected.matched
+        ));
+    }
+    if selected.unknown_age > 0 {
+        how.push(format!(
+            "{} kept by --since without a modification time in the listing",
+            selected.unknown_age
+        ));
+    }
+    if ctx.remote && !segments.is_empty() {
+        eprintln!(
+            "tsm verify: {} segment(s) in {}: about {} to download ({} bytes) in about {} GET \
+             requests, {} segment(s) at a time",
+            segments.len(),
+            ctx.backend(),
+            human_bytes(est.bytes),
+            est.bytes,
+            est.gets,
+            jobs.min(segments.len())
+        );
+        let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        if terminal
+            && !opts.yes
+            && est.bytes >= CONFIRM_BYTES
+            && !confirm("Download and check them?")?
+        {
+            return Err(CliError::Findings(
+                "verify: not confirmed, nothing checked (--yes does not ask; --sample N, \
+                 --segments, --since or -t/-p check fewer)"
+                    .into(),
+            ));
+        }
+    }
+    let before = counters(ctx);
+    let restored = AtomicU64::new(0);
     let pb = ctx.out.progress(segments.len() as u64, "verifying", false);
+    let at_once = jobs.min(segments.len()).max(1);
+    pb.set_message(format!("verifying, {at_once} at a time"));
+    let mut checks = stream::iter(&segments)
+        .map(|seg| {
+            let pb = pb.clone();
+            let restored = &restored;
+            async move {
+                let r = verify_segment(ctx, seg).await;
+                let total = restored.fetch_add(r.bytes, Ordering::Relaxed) + r.bytes;
+                pb.set_message(format!(
+                    "verifying, {at_once} at a time, {} restored",
+                    human_bytes(total)
+                ));
+                pb.inc(1);
+                (seg, r)
+            }
+        })
+        .buffered(jobs);
     let mut bad = 0usize;
     let mut unverified = 0usize;
     let mut items = Vec::new();
-    for seg in &segments {
-        pb.set_message(format!("verifying {}", seg.name()));
-        let r = verify_segment(ctx, seg).await;
-        pb.inc(1);
+    while let Some((seg, r)) = checks.next().await {
         if !r.problems.is_empty() {
             bad += 1;
         }
@@ -272,25 +726,81 @@ pub(crate) async fn run(ctx: &Context, filter: &Filter) -> CliResult {
             })?;
         }
     }
+    drop(checks);
     pb.finish_and_clear();
+    let after = counters(ctx);
+    let manifests: u64 = segments.iter().filter_map(|s| s.sizes.manifest).sum();
+    let downloaded = after.0.saturating_sub(before.0) + manifests;
+    let gets = after.1.saturating_sub(before.1);
+    // Before the summary, which stays the last line of `tsm verify >out 2>&1`.
+    if ctx.remote && !segments.is_empty() {
+        eprintln!(
+            "tsm verify: downloaded {} ({downloaded} bytes) in {gets} GET requests",
+            human_bytes(downloaded)
+        );
+    }
+    let checked = segments.len();
     if ctx.out.json {
         ctx.out.json(&json!({
             "segments": items,
-            "checked": segments.len(),
+            "checked": checked,
             "bad": bad,
             "withoutIntegrity": unverified,
+            "listed": selected.listed,
+            "sample": selected.seed.map(|seed| json!({"size": checked, "of": selected.matched, "seed": seed})),
+            "jobs": jobs,
+            "estimate": {"bytes": est.bytes, "getRequests": est.gets},
+            "downloaded": {"bytes": downloaded, "getRequests": gets},
         }))?;
     } else {
-        ctx.out.line(format!(
-            "{} segment(s) checked, {bad} bad, {unverified} without integrity data",
-            segments.len()
-        ))?;
+        let mut summary =
+            format!("{checked} segment(s) checked, {bad} bad, {unverified} without integrity data");
+        if !how.is_empty() {
+            summary.push_str(&format!(" ({})", how.join("; ")));
+        }
+        ctx.out.line(summary)?;
     }
     if bad > 0 {
         return Err(CliError::Findings(format!(
-            "verify: {bad} of {} segment(s) are bad",
-            segments.len()
+            "verify: {bad} of {checked} segment(s) are bad"
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_uniform_ordered_and_reproducible() {
+        let items: Vec<u32> = (0..100).collect();
+        let a = sample(items.clone(), 10, 42);
+        assert_eq!(a.len(), 10);
+        assert!(a.windows(2).all(|w| w[0] < w[1]), "{a:?}");
+        assert_eq!(a, sample(items.clone(), 10, 42));
+        assert_ne!(a, sample(items.clone(), 10, 43));
+        assert_eq!(sample(items.clone(), 200, 1), items);
+        assert!(sample(items.clone(), 0, 1).is_empty());
+        // Every item is drawn about equally often.
+        let mut hits = [0u32; 10];
+        for seed in 0..2000 {
+            for i in sample((0..10).collect::<Vec<usize>>(), 3, seed) {
+                hits[i] += 1;
+            }
+        }
+        assert!(hits.iter().all(|&h| (450..750).contains(&h)), "{hits:?}");
+    }
+
+    #[test]
+    fn since_takes_durations_and_timestamps() {
+        assert_eq!(parse_since("2h"), Ok(Since::Ago(Duration::from_secs(7200))));
+        assert!(matches!(parse_since("2024-05-01"), Ok(Since::At(_))));
+        assert!(matches!(
+            parse_since("2024-05-01T12:00:00Z"),
+            Ok(Since::At(_))
+        ));
+        let e = parse_since("last week").expect_err("bad");
+        assert!(e.contains("duration") && e.contains("timestamp"), "{e}");
+    }
 }
