@@ -1,5 +1,7 @@
 //! The digest of one stored chunk or index: xxh3-64 of its stored bytes (what the `.log`
-//! or `.indexes` object holds, after compression and encryption).
+//! or `.indexes` object holds, after compression and encryption), or, for a unit that
+//! checks its own content (AES-GCM, a zstd frame with a content checksum), its tail token
+//! ([`tail_token`]: no hashing at all).
 //!
 //! tsm records one digest per stored chunk and per index in its integrity fields
 //! (tsm-core's `manifest::integrity`) at copy and checks them before a stored chunk is
@@ -20,6 +22,30 @@ pub const DIGEST_LEN: usize = 8;
 /// The digest of one stored chunk or index (`bytes`: exactly its stored bytes).
 pub fn chunk_digest(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
+/// The tail token of a stored unit that checks its own content: its last 8 bytes,
+/// big-endian (for an AES-GCM chunk, the first half of its authentication tag; for a zstd
+/// frame with a content checksum, its last block's end and the checksum). Recorded instead
+/// of a digest for such units, it binds each to its place at no cost: the unit's own check
+/// (the GCM tag, the frame checksum) covers its content, and the token tells it from every
+/// other unit. A unit under 8 bytes (never written so) falls back to [`chunk_digest`].
+pub fn tail_token(bytes: &[u8]) -> u64 {
+    match bytes.len().checked_sub(DIGEST_LEN) {
+        Some(at) => {
+            let mut b = [0u8; DIGEST_LEN];
+            b.copy_from_slice(&bytes[at..]);
+            u64::from_be_bytes(b)
+        }
+        None => chunk_digest(bytes),
+    }
+}
+
+/// True when `frame` is a zstd frame (magic `28 B5 2F FD`) whose header says it carries a
+/// content checksum (Frame_Header_Descriptor bit 2, RFC 8878 section 3.1.1.1.1), which
+/// decompression verifies.
+pub fn zstd_frame_has_checksum(frame: &[u8]) -> bool {
+    frame.len() > 4 && frame[..4] == [0x28, 0xB5, 0x2F, 0xFD] && frame[4] & 0x04 != 0
 }
 
 /// Packs digests into `DIGEST_LEN` big-endian bytes each, in order.
@@ -65,5 +91,17 @@ mod tests {
         assert_eq!(unpack(&packed), Some(d));
         assert_eq!(unpack(&packed[..7]), None);
         assert_eq!(unpack(&[]), Some(vec![]));
+        assert_eq!(tail_token(&[9, 0, 0, 0, 0, 0, 0, 0, 0, 1]), 1);
+        assert_eq!(tail_token(b"short"), chunk_digest(b"short"));
+    }
+
+    #[test]
+    fn checksum_flag_of_zstd_frames() {
+        let with = crate::compression::compress_chunk(b"some chunk bytes", 3).expect("zstd");
+        assert!(zstd_frame_has_checksum(&with));
+        let without =
+            crate::compression::compress_frame(b"some chunk bytes", 3, false).expect("zstd");
+        assert!(!zstd_frame_has_checksum(&without));
+        assert!(!zstd_frame_has_checksum(b"not zstd"));
     }
 }

@@ -33,7 +33,9 @@ use crate::backend::{BackendError, ObjectKey};
 use crate::config::names;
 use crate::custom_metadata::{CustomMetadata, encoded_len_upper_bound};
 use crate::engine::options::CompressionMode;
-use crate::manifest::integrity::{MAX_INTEGRITY_CHUNKS, SegmentIdentity, SegmentIntegrity};
+use crate::manifest::integrity::{
+    MAX_INTEGRITY_CHUNKS, SegmentIdentity, SegmentIntegrity, Unit, unit_digest,
+};
 use crate::manifest::{
     ChunkIndexJson, EncryptionJson, MANIFEST_VERSION, SegmentIndexJson, SegmentIndexes,
     SegmentManifest, metadata_json,
@@ -457,6 +459,7 @@ async fn upload_log(
         let what = format!("{key}");
         let read_error = io_error(path);
         let t = transform.clone();
+        let integrity = opts.write_integrity;
         let input = stream::iter((0..chunks).map(Ok::<u64, RsmError>));
         // Every buffer fits an original chunk, or a frame of one after the IV, plus the tag.
         let capacity = usize::try_from(chunk_size).unwrap_or(usize::MAX);
@@ -477,8 +480,16 @@ async fn upload_log(
                     ChunkFail::Read(e) => read_error(e),
                     ChunkFail::Transform(e) => write_error(&format!("{what} chunk {i}"), e),
                 })?;
-            let digest = tsm_codec::digest::chunk_digest(&stored);
-            Ok((stored, digest))
+            let digest = integrity.then(|| {
+                unit_digest(
+                    true,
+                    Unit::Chunk,
+                    t.is_compressed(),
+                    t.is_encrypted(),
+                    &stored,
+                )
+            });
+            Ok((stored, digest.unwrap_or(0)))
         })
         .boxed()
     };
@@ -623,7 +634,13 @@ async fn upload_indexes(
                     let what = format!("{} index", kind.java_name());
                     let (stored, digest) = tokio::task::spawn_blocking(move || {
                         transform.encode_index(plain).map(|stored| {
-                            let digest = tsm_codec::digest::chunk_digest(&stored);
+                            let digest = unit_digest(
+                                true,
+                                Unit::Index,
+                                transform.is_compressed(),
+                                transform.is_encrypted(),
+                                &stored,
+                            );
                             (stored, digest)
                         })
                     })

@@ -15,7 +15,7 @@ use tsm_codec::{ChunkIndex, ordered_transform, ordered_transform_ramped};
 
 use crate::RsmError;
 use crate::backend::ObjectKey;
-use crate::manifest::integrity::{SegmentIntegrity, check_digest, digest_mismatch};
+use crate::manifest::integrity::{SegmentIntegrity, Unit};
 use crate::metrics::Counter;
 use crate::transform::{SegmentTransform, TransformError};
 
@@ -60,14 +60,20 @@ pub(super) fn restore(
         let n = first + i;
         if let Some(d) = &digests {
             let checked = match d.chunk_digest(n) {
-                Some(expected) => check_digest(expected, &b),
-                None => Err((0, 0)),
+                Some(expected) => d.check_unit(
+                    Unit::Chunk,
+                    transform.is_compressed(),
+                    transform.is_encrypted(),
+                    expected,
+                    &b,
+                ),
+                None => Err("no digest recorded for it".to_string()),
             };
-            if let Err((expected, found)) = checked {
+            if let Err(why) = checked {
                 failures.inc();
                 return Err(RsmError::Corrupt {
                     object: key.to_string(),
-                    detail: digest_mismatch(&place(&index, n), expected, found),
+                    detail: format!("{}: {why}", place(&index, n)),
                 });
             }
         }

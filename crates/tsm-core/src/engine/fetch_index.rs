@@ -22,7 +22,7 @@ use super::lifecycle::deadline::bounded;
 use super::manifests::{Segment, collect, load_segment};
 use crate::backend::{BackendError, ByteRange};
 use crate::config::names;
-use crate::manifest::integrity::{check_digest, digest_mismatch};
+use crate::manifest::integrity::Unit;
 use crate::object_keys::SegmentKeys;
 use crate::{IndexType, RemoteLogSegmentMetadata, RsmError};
 
@@ -182,25 +182,30 @@ async fn decode(
     range: ByteRange,
 ) -> Result<Bytes, RsmError> {
     let transform = segment.transform.clone();
-    let expected = segment
-        .integrity
-        .as_ref()
-        .map(|i| i.index_digest(index).unwrap_or(0));
+    let integrity = segment.integrity.clone();
     let what = || format!("{} index ({range})", index.java_name());
     let checked = tokio::task::spawn_blocking(move || {
-        if let Some(expected) = expected {
-            check_digest(expected, &stored).map_err(Err)?;
+        if let Some(i) = &integrity {
+            let expected = i.index_digest(index).unwrap_or(0);
+            i.check_unit(
+                Unit::Index,
+                transform.is_compressed(),
+                transform.is_encrypted(),
+                expected,
+                &stored,
+            )
+            .map_err(Err)?;
         }
         transform.decode_index(index, stored).map_err(Ok)
     })
     .await
     .map_err(|e| RsmError::Internal(format!("{key} {} index: {e}", index.java_name())))?;
     checked.map_err(|e| match e {
-        Err((expected, found)) => {
+        Err(why) => {
             inner.stats.integrity_failures.inc();
             RsmError::Corrupt {
                 object: key.to_string(),
-                detail: digest_mismatch(&what(), expected, found),
+                detail: format!("{}: {why}", what()),
             }
         }
         Ok(e) => RsmError::Corrupt {

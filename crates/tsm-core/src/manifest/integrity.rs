@@ -3,10 +3,12 @@
 //!
 //! # What is recorded (at copy)
 //! Under `remoteLogSegmentMetadata.tsmIntegrity` of the manifest ([`FIELD`]): the
-//! segment's identity (topic id, partition, segment id, start and end offset), the
-//! xxh3-64 digest of every stored `.log` chunk and of every index's stored bytes in
-//! `.indexes` (tsm-codec's `digest`), and, when the segment is encrypted, an HMAC-SHA256
-//! under a key derived from the segment's data key (tsm-crypto's [`SegmentMac`]) over the
+//! segment's identity (topic id, partition, segment id, start and end offset), a digest
+//! of every stored `.log` chunk and of every index's stored bytes in `.indexes` ([`unit_digest`]:
+//! xxh3-64, or for a unit that checks its own content, an AES-GCM one or a zstd frame with a
+//! content checksum, its tail token: tsm-codec's `digest`), and, when the segment is
+//! encrypted, an HMAC-SHA256 under a key derived from the segment's data key (tsm-crypto's
+//! [`SegmentMac`]) over the
 //! canonical input of [`SegmentIntegrity::seal`]: identity, original file and chunk size,
 //! compression and encryption flags, every stored chunk size and digest, every index's
 //! presence, position, size and digest.
@@ -124,6 +126,41 @@ pub struct SegmentIntegrity {
     /// HMAC-SHA256 of the canonical input ([`SegmentIntegrity::seal`]); present exactly
     /// when the segment is encrypted.
     pub mac: Option<[u8; MAC_LEN]>,
+    /// The digests of units that check their own content (see [`unit_digest`]) are their
+    /// tail tokens rather than xxh3-64 (what tsm writes).
+    pub tail_tokens: bool,
+}
+
+/// What a digest is recorded for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A stored `.log` chunk.
+    Chunk,
+    /// One index's stored bytes in `.indexes`.
+    Index,
+}
+
+/// The digest recorded for the stored `unit` of a segment stored with `compressed` and
+/// `encrypted` (the manifest's flags), with `tail_tokens` as the integrity data says: for a
+/// unit that checks its own content, an AES-GCM chunk or index (its tag) or a zstd chunk
+/// (its frame's content checksum), the tail token (tsm-codec's `digest::tail_token`: its
+/// last 8 stored bytes, no hashing); otherwise xxh3-64 of its stored bytes.
+pub fn unit_digest(
+    tail_tokens: bool,
+    unit: Unit,
+    compressed: bool,
+    encrypted: bool,
+    stored: &[u8],
+) -> u64 {
+    if tail_tokens && self_checked(unit, compressed, encrypted) {
+        digest::tail_token(stored)
+    } else {
+        digest::chunk_digest(stored)
+    }
+}
+
+fn self_checked(unit: Unit, compressed: bool, encrypted: bool) -> bool {
+    encrypted || (unit == Unit::Chunk && compressed)
 }
 
 /// `tsmIntegrity` as JSON. Digests: the chunk list as base64 (standard, padded) of
@@ -142,6 +179,8 @@ struct IntegrityJson {
     index_digests: IndexDigestsJson,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     mac: Option<String>,
+    #[serde(default)]
+    tail_tokens: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -198,6 +237,41 @@ impl SegmentIntegrity {
             chunk_digests,
             index_digests,
             mac: None,
+            tail_tokens: true,
+        }
+    }
+
+    /// Checks the stored bytes of `unit` number `n` (a chunk number, or the index's place in
+    /// [`IndexType::ALL`]) of a segment stored with `compressed` and `encrypted` against
+    /// the digest recorded for it (`expected`). `Err` holds what to report: the digests, or
+    /// a zstd chunk without the content checksum a tail token relies on.
+    pub fn check_unit(
+        &self,
+        unit: Unit,
+        compressed: bool,
+        encrypted: bool,
+        expected: u64,
+        stored: &[u8],
+    ) -> Result<(), String> {
+        let tail = self.tail_tokens && self_checked(unit, compressed, encrypted);
+        if tail && !encrypted && !digest::zstd_frame_has_checksum(stored) {
+            return Err(
+                "a zstd frame without the content checksum its digest relies on (changed in \
+                 the store)"
+                    .to_string(),
+            );
+        }
+        let found = unit_digest(self.tail_tokens, unit, compressed, encrypted, stored);
+        if found == expected {
+            Ok(())
+        } else {
+            let kind = if tail { "tail token" } else { DIGEST_NAME };
+            Err(format!(
+                "stored bytes do not match the digest recorded at copy ({kind} {} expected, {} \
+                 found): changed, swapped or truncated in the store",
+                hex(expected),
+                hex(found)
+            ))
         }
     }
 
@@ -228,7 +302,7 @@ impl SegmentIntegrity {
     }
 
     /// The canonical MAC input, big-endian throughout: domain, identity, original file
-    /// size (u64), chunk size (u32), compression and encryption flags (u8 each), chunk
+    /// size (u64), chunk size (u32), compression, encryption and tail-token flags (u8 each), chunk
     /// count (u64), per chunk its stored size and digest (u64 each), per index in
     /// [`IndexType::ALL`] order a presence byte, position, size and digest (u64 each).
     fn feed(&self, c: &Covered<'_>, mac: &mut impl FnMut(&[u8])) {
@@ -239,6 +313,7 @@ impl SegmentIntegrity {
         mac(&[
             u8::from(c.manifest.compression),
             u8::from(c.manifest.encryption.is_some()),
+            u8::from(self.tail_tokens),
         ]);
         mac(&c.index.chunk_count().to_be_bytes());
         for (size, d) in c.index.transformed_sizes().zip(&self.chunk_digests) {
@@ -380,6 +455,7 @@ impl SegmentIntegrity {
                 transaction: idx(IndexType::Transaction),
             },
             mac: self.mac.map(|m| STANDARD.encode(m)),
+            tail_tokens: self.tail_tokens,
         };
         // Plain strings and numbers: serializing cannot fail.
         serde_json::to_value(json).unwrap_or_default()
@@ -488,6 +564,7 @@ impl SegmentIntegrity {
             chunk_digests,
             index_digests,
             mac,
+            tail_tokens: j.tail_tokens,
         }))
     }
 }
@@ -501,27 +578,6 @@ fn json_index_name(t: IndexType) -> &'static str {
         IndexType::LeaderEpoch => "leaderEpoch",
         IndexType::Transaction => "transaction",
     }
-}
-
-/// Checks stored bytes against their recorded digest; `Err((expected, found))` when they
-/// differ.
-pub fn check_digest(expected: u64, stored: &[u8]) -> Result<(), (u64, u64)> {
-    let found = digest::chunk_digest(stored);
-    if found == expected {
-        Ok(())
-    } else {
-        Err((expected, found))
-    }
-}
-
-/// The error text of a digest mismatch (`what`: the chunk or index and its byte range).
-pub fn digest_mismatch(what: &str, expected: u64, found: u64) -> String {
-    format!(
-        "{what}: stored bytes do not match the digest recorded at copy ({DIGEST_NAME} {} \
-         expected, {} found): changed, swapped or truncated in the store",
-        hex(expected),
-        hex(found)
-    )
 }
 
 #[cfg(test)]
@@ -744,12 +800,41 @@ mod tests {
     }
 
     #[test]
-    fn digest_check_names_both_values() {
+    fn unit_checks_use_digests_or_tail_tokens() {
+        let mut i = SegmentIntegrity::new(SegmentIdentity::of(&meta()), vec![], [None; 5]);
+        // Plain chunks and unencrypted indexes: xxh3-64.
         let d = digest::chunk_digest(b"abc");
-        assert!(check_digest(d, b"abc").is_ok());
-        let (want, got) = check_digest(d, b"abd").unwrap_err();
-        let text = digest_mismatch("chunk 1 (stored bytes 0-2)", want, got);
-        assert!(text.contains(&hex(d)), "{text}");
-        assert!(text.starts_with("chunk 1"), "{text}");
+        assert_eq!(unit_digest(true, Unit::Chunk, false, false, b"abc"), d);
+        assert!(i.check_unit(Unit::Chunk, false, false, d, b"abc").is_ok());
+        let e = i
+            .check_unit(Unit::Chunk, false, false, d, b"abd")
+            .unwrap_err();
+        assert!(e.contains(&hex(d)) && e.contains("xxh3-64"), "{e}");
+        // Encrypted units: the tail token.
+        let gcm = [7u8; 40];
+        let t = digest::tail_token(&gcm);
+        assert_eq!(unit_digest(true, Unit::Index, false, true, &gcm), t);
+        assert!(i.check_unit(Unit::Index, false, true, t, &gcm).is_ok());
+        // A zstd chunk: the tail token, only with the frame's content checksum.
+        let frame = tsm_codec::compression::compress_chunk(b"chunk", 3).expect("zstd");
+        let t = unit_digest(true, Unit::Chunk, true, false, &frame);
+        assert_eq!(t, digest::tail_token(&frame));
+        assert!(i.check_unit(Unit::Chunk, true, false, t, &frame).is_ok());
+        let mut flagless = frame.clone();
+        flagless[4] &= !0x04;
+        let e = i
+            .check_unit(Unit::Chunk, true, false, t, &flagless)
+            .unwrap_err();
+        assert!(e.contains("content checksum"), "{e}");
+        // Integrity data written without tail tokens: xxh3 everywhere.
+        i.tail_tokens = false;
+        assert_eq!(
+            unit_digest(false, Unit::Chunk, true, true, &gcm),
+            digest::chunk_digest(&gcm)
+        );
+        assert!(
+            i.check_unit(Unit::Chunk, true, true, digest::chunk_digest(&gcm), &gcm)
+                .is_ok()
+        );
     }
 }
