@@ -43,8 +43,8 @@
 //!
 //! Environment: `TSM_TEST_TOXIPROXY_URL` (`scripts/services/toxiproxy.sh env`) and the
 //! `TSM_TEST_S3_*` variables of `common` (MinIO). Both must be on 127.0.0.1. Missing, the
-//! tests FAIL, unless `TSM_SKIP_BROWNOUT=1`. `scripts/test.d/33-brownout.sh` starts both
-//! servers and runs this file.
+//! tests FAIL. `scripts/test.d/33-brownout.sh` starts both servers and runs this file
+//! (step 30, which has MinIO only, runs the crate's other test files).
 
 mod common;
 
@@ -110,33 +110,26 @@ fn assert_loopback(what: &str, host_port: &str) {
     );
 }
 
-/// The servers, or `None` when `TSM_SKIP_BROWNOUT=1`; anything missing fails the test.
-fn env() -> Option<Env> {
-    if std::env::var("TSM_SKIP_BROWNOUT").as_deref() == Ok("1") {
-        eprintln!("TSM_SKIP_BROWNOUT=1: skipping the brown-out test");
-        return None;
-    }
+/// The servers; anything missing fails the test.
+fn env() -> Env {
     let toxiproxy = std::env::var("TSM_TEST_TOXIPROXY_URL").unwrap_or_else(|_| {
         panic!(
             "TSM_TEST_TOXIPROXY_URL is not set: run scripts/test.d/33-brownout.sh, or start \
              scripts/services/toxiproxy.sh and scripts/services/minio.sh and eval their `env` \
-             output; TSM_SKIP_BROWNOUT=1 skips these tests"
+             output"
         )
     });
     let s3 = common::server().unwrap_or_else(|| {
-        panic!(
-            "TSM_SKIP_S3=1 does not skip the brown-out tests (they need MinIO): set \
-             TSM_SKIP_BROWNOUT=1 to skip them"
-        )
+        panic!("TSM_SKIP_S3=1 does not skip the brown-out tests: they need MinIO")
     });
     let upstream = host_port(&s3["s3.endpoint.url"]);
     assert_loopback("TSM_TEST_TOXIPROXY_URL", &host_port(&toxiproxy));
     assert_loopback("TSM_TEST_S3_ENDPOINT", &upstream);
-    Some(Env {
+    Env {
         toxiproxy: toxiproxy.trim_end_matches('/').to_string(),
         s3,
         upstream,
-    })
+    }
 }
 
 /// A name no other test of this or an earlier run uses.
@@ -441,8 +434,8 @@ enum Route {
 }
 
 impl World {
-    async fn new(test: &str) -> Option<Self> {
-        let env = env()?;
+    async fn new(test: &str) -> Self {
+        let env = env();
         let bucket = common::bucket_name(test);
         common::create_bucket(&env.s3, &bucket).await;
         let mut settings = env.s3.clone();
@@ -451,13 +444,13 @@ impl World {
             .await
             .expect("backend straight to MinIO");
         let proxy = Proxy::create(&env, test).await;
-        Some(Self {
+        Self {
             env,
             bucket,
             direct,
             proxy,
             dir: tempfile::tempdir().expect("temp dir"),
-        })
+        }
     }
 
     /// The broker's `rsm.config.*` map (prefix stripped) for an engine over the bucket.
@@ -621,9 +614,7 @@ impl World {
 
 async fn brownout(t: Toxic, call: Call) {
     let test = format!("{t:?}-{call:?}").to_lowercase();
-    let Some(w) = World::new(&test).await else {
-        return;
-    };
+    let w = World::new(&test).await;
     let cache: &[(&str, &str)] = match call {
         Call::CachedFetch => &[
             ("fetch.chunk.cache.class", "memory"),
@@ -778,13 +769,13 @@ brownout_tests! {
 /// ends it; returns the world, the engine, the segment and the running copy.
 async fn copy_in_flight(
     test: &str,
-) -> Option<(
+) -> (
     World,
     Arc<RemoteStorageManager>,
     Segment,
     tokio::task::JoinHandle<Result<Option<Vec<u8>>, RsmError>>,
-)> {
-    let w = World::new(test).await?;
+) {
+    let w = World::new(test).await;
     let engine = Arc::new(
         w.engine(
             Route::Proxied,
@@ -811,14 +802,12 @@ async fn copy_in_flight(
         async move { Box::pin(engine.copy_log_segment_data(&meta, &data)).await }
     });
     w.wait_for_multipart_upload(&task).await;
-    Some((w, engine, seg, task))
+    (w, engine, seg, task)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_copy_leaves_nothing() {
-    let Some((w, _engine, seg, task)) = copy_in_flight("dropped-copy").await else {
-        return;
-    };
+    let (w, _engine, seg, task) = copy_in_flight("dropped-copy").await;
     // The broker's thread gives up on the copy: its future is dropped mid-upload.
     task.abort();
     let _ = task.await;
@@ -831,9 +820,7 @@ async fn dropped_copy_leaves_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_with_a_copy_in_flight_leaves_nothing() {
-    let Some((w, engine, seg, task)) = copy_in_flight("shutdown").await else {
-        return;
-    };
+    let (w, engine, seg, task) = copy_in_flight("shutdown").await;
     engine.close();
     let refused = engine.delete_log_segment_data(&seg.metadata).await;
     assert!(
@@ -871,9 +858,7 @@ async fn shutdown_with_a_copy_in_flight_leaves_nothing() {
 /// bound: the `timeout` toxic's copy case above.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_copy_over_a_slow_link_is_not_stalled() {
-    let Some(w) = World::new("slow-link").await else {
-        return;
-    };
+    let w = World::new("slow-link").await;
     let engine = w
         .engine(
             Route::Proxied,
@@ -988,9 +973,7 @@ impl StorageBackend for ConcurrentGets {
 /// downloaded about once. Counts GETs open at once (not time).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lagging_consumer_keeps_several_gets_in_flight() {
-    let Some(w) = World::new("parallel-gets").await else {
-        return;
-    };
+    let w = World::new("parallel-gets").await;
     let seg = segment(w.dir.path(), "brownout", 24 << 20, 77);
     let direct = w
         .engine(
