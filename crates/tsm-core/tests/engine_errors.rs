@@ -10,34 +10,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use engine_support::*;
-use futures::stream;
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use tsm_core::custom_metadata::CustomMetadata;
 use tsm_core::engine::CompressionMode;
 use tsm_core::{IndexType, ObjectKey, RsmError};
-
-async fn put(world: &World, key: &str, bytes: Vec<u8>) {
-    let len = bytes.len() as u64;
-    world
-        .backend
-        .upload(
-            &ObjectKey::plain(key),
-            stream::once(async move { Ok(Bytes::from(bytes)) }).boxed(),
-            Some(len),
-        )
-        .await
-        .expect("overwrite object");
-}
-
-async fn get(world: &World, key: &str) -> Vec<u8> {
-    let s = world
-        .backend
-        .fetch(&ObjectKey::plain(key), None)
-        .await
-        .expect("fetch object");
-    let parts: Vec<Bytes> = s.try_collect().await.expect("read object");
-    parts.concat()
-}
 
 async fn key_ending(world: &World, suffix: &str) -> String {
     world

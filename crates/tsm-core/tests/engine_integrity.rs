@@ -7,39 +7,13 @@
 
 mod engine_support;
 
-use bytes::Bytes;
 use engine_support::*;
-use futures::stream;
-use futures::{StreamExt, TryStreamExt};
 use tsm_codec::ChunkIndex;
 use tsm_core::engine::{CompressionMode, EngineOptions};
 use tsm_core::manifest::{ChunkIndexJson, SegmentManifest};
 use tsm_core::{IndexType, KafkaUuid, ObjectKey, RemoteStorageManager, RsmError};
 
 const CHUNK: u32 = 1024;
-
-async fn put(world: &World, key: &str, bytes: Vec<u8>) {
-    let len = bytes.len() as u64;
-    world
-        .backend
-        .upload(
-            &ObjectKey::plain(key),
-            stream::once(async move { Ok(Bytes::from(bytes)) }).boxed(),
-            Some(len),
-        )
-        .await
-        .expect("overwrite object");
-}
-
-async fn get(world: &World, key: &str) -> Vec<u8> {
-    let s = world
-        .backend
-        .fetch(&ObjectKey::plain(key), None)
-        .await
-        .expect("fetch object");
-    let parts: Vec<Bytes> = s.try_collect().await.expect("read object");
-    parts.concat()
-}
 
 /// One mode of the format: compression and encryption on or off.
 #[derive(Clone, Copy, Debug)]

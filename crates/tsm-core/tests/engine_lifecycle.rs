@@ -438,24 +438,10 @@ async fn a_bloated_manifest_is_read_within_the_reads_pool() {
         .into_iter()
         .find(|k| k.ends_with(".rsm-manifest"))
         .expect("manifest");
-    let key = ObjectKey::plain(manifest.as_str());
-    let body: Vec<Bytes> = world
-        .backend
-        .fetch(&key, None)
-        .await
-        .expect("fetch")
-        .try_collect()
-        .await
-        .expect("read");
-    let mut m: serde_json::Value = serde_json::from_slice(&body.concat()).expect("json");
+    let mut m: serde_json::Value =
+        serde_json::from_slice(&get(&world, &manifest).await).expect("json");
     m["remoteLogSegmentMetadata"]["padding"] = "x".repeat(28 << 20).into();
-    let bloated = Bytes::from(serde_json::to_vec(&m).expect("json"));
-    let len = bloated.len() as u64;
-    world
-        .backend
-        .upload(&key, stream::once(async { Ok(bloated) }).boxed(), Some(len))
-        .await
-        .expect("overwrite manifest");
+    put(&world, &manifest, serde_json::to_vec(&m).expect("json")).await;
 
     let mut small = opts.clone();
     small.memory_budget_bytes = 44 << 20;

@@ -183,9 +183,34 @@ const MANIFEST_FIRST_RESERVE: u64 = 64 * 1024;
 async fn collect_reserved(
     inner: &EngineShared,
     key: &ObjectKey,
-    mut body: ByteStream,
+    body: ByteStream,
     max: usize,
 ) -> Result<(Bytes, Vec<Reservation>), RsmError> {
+    let mut held = Vec::new();
+    let bytes = collect_with(inner, key, body, max, Some(&mut held)).await?;
+    Ok((bytes, held))
+}
+
+/// Collects a whole (small) object, refusing more than `max` bytes (the caller has
+/// reserved them).
+pub(crate) async fn collect(
+    inner: &EngineShared,
+    key: &ObjectKey,
+    body: ByteStream,
+    max: usize,
+) -> Result<Bytes, RsmError> {
+    collect_with(inner, key, body, max, None).await
+}
+
+/// The whole object, at most `max` bytes; with `held`, reserving from the reads' pool what
+/// it holds as it grows ([`collect_reserved`]).
+async fn collect_with(
+    inner: &EngineShared,
+    key: &ObjectKey,
+    mut body: ByteStream,
+    max: usize,
+    mut held: Option<&mut Vec<Reservation>>,
+) -> Result<Bytes, RsmError> {
     let pool = &inner.lifecycle.pools.reads;
     let reserve = |bytes: u64| {
         pool.reserve(
@@ -195,8 +220,11 @@ async fn collect_reserved(
             || format!("manifest {key}"),
         )
     };
-    let mut held = vec![reserve(MANIFEST_FIRST_RESERVE).await?];
-    let mut reserved = MANIFEST_FIRST_RESERVE;
+    let mut reserved = 0;
+    if let Some(held) = held.as_deref_mut() {
+        held.push(reserve(MANIFEST_FIRST_RESERVE).await?);
+        reserved = MANIFEST_FIRST_RESERVE;
+    }
     let mut buf = BytesMut::new();
     while let Some(b) = body.next().await {
         let b = b?;
@@ -208,7 +236,7 @@ async fn collect_reserved(
             });
         }
         let need = (buf.len() + b.len()) as u64;
-        if need > reserved {
+        if let Some(held) = held.as_deref_mut().filter(|_| need > reserved) {
             if need > pool.total() {
                 // Waiting would wait for this call's own reservations.
                 return Err(RsmError::InvalidArgument(format!(
@@ -225,29 +253,6 @@ async fn collect_reserved(
                 - reserved;
             held.push(reserve(more).await?);
             reserved += more;
-        }
-        buf.extend_from_slice(&b);
-    }
-    Ok((buf.freeze(), held))
-}
-
-/// Collects a whole (small) object, refusing more than `max` bytes (the caller has
-/// reserved them).
-pub(crate) async fn collect(
-    inner: &EngineShared,
-    key: &ObjectKey,
-    mut body: ByteStream,
-    max: usize,
-) -> Result<Bytes, RsmError> {
-    let mut buf = BytesMut::new();
-    while let Some(b) = body.next().await {
-        let b = b?;
-        inner.stats.bytes_downloaded.add(b.len() as u64);
-        if buf.len() + b.len() > max {
-            return Err(RsmError::Corrupt {
-                object: key.to_string(),
-                detail: format!("larger than the {max} bytes expected"),
-            });
         }
         buf.extend_from_slice(&b);
     }

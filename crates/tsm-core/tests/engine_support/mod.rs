@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
 use tsm_core::cache::{Bound, ChunkCache};
 use tsm_core::engine::{CompressionMode, EngineOptions};
@@ -349,4 +349,29 @@ pub(crate) async fn read_ahead_idle(engine: &RemoteStorageManager) {
         "read-ahead loads still running: {}",
         engine.read_ahead_loads()
     );
+}
+
+/// Replaces object `key` of `world`'s bucket with `bytes` (a writer of the bucket).
+pub(crate) async fn put(world: &World, key: &str, bytes: Vec<u8>) {
+    let len = bytes.len() as u64;
+    world
+        .backend
+        .upload(
+            &ObjectKey::plain(key),
+            futures::stream::once(async move { Ok(Bytes::from(bytes)) }).boxed(),
+            Some(len),
+        )
+        .await
+        .expect("overwrite object");
+}
+
+/// The bytes of object `key` of `world`'s bucket.
+pub(crate) async fn get(world: &World, key: &str) -> Vec<u8> {
+    let s = world
+        .backend
+        .fetch(&ObjectKey::plain(key), None)
+        .await
+        .expect("fetch object");
+    let parts: Vec<Bytes> = s.try_collect().await.expect("read object");
+    parts.concat()
 }
