@@ -526,6 +526,11 @@ final class CutoverScenario {
         } catch (InterruptedException e) {
           return;
         } catch (Exception e) {
+          // finish() interrupts a scan in progress (its HTTP call then fails as
+          // "interrupted"): that is the end of watching, not an error of the store.
+          if (stop) {
+            return;
+          }
           error = e.toString();
         }
       }
