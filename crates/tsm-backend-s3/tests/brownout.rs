@@ -981,8 +981,8 @@ async fn a_lagging_consumer_keeps_several_gets_in_flight() {
     let mut writer = tsm_core::engine::EngineOptions::new(CHUNK as u32);
     writer.key_prefix = KEY_PREFIX.into();
     writer.write_integrity = false;
-    let direct = RemoteStorageManager::new(Arc::new(w.direct.clone()), writer)
-        .expect("engine options");
+    let direct =
+        RemoteStorageManager::new(Arc::new(w.direct.clone()), writer).expect("engine options");
     Box::pin(direct.copy_log_segment_data(&seg.metadata, &seg.data))
         .await
         .expect("copy straight to MinIO");
