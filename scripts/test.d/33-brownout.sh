@@ -11,8 +11,4 @@ source "$TSM_ROOT/scripts/services/brownout-env.sh"
 unset TSM_SKIP_S3 TSM_SKIP_BROWNOUT
 # Two at a time: each test spends most of its time waiting on a deadline, and the two
 # cores are shared with MinIO and Toxiproxy.
-# 8 MiB stacks for the test threads (and the runtimes' workers): in this debug build the
-# engine's fetchIndex over the S3 SDK's futures polls deeper than the default 2 MiB allows
-# (a stack overflow in bandwidth_fetch_index). The plugin is a release build, whose frames are
-# a fraction of these; steps 55 and 60 run it on default stacks.
-RUST_MIN_STACK=8388608 cargo test --locked -p tsm-backend-s3 --test brownout -- --test-threads 2
+cargo test --locked -p tsm-backend-s3 --test brownout -- --test-threads 2

@@ -39,7 +39,7 @@ pub(super) async fn fetch_index(
     let generation = inner.generations.current(keys.log.as_str());
     let load = inner.indexes.get_or_load(
         (keys.indexes.as_str().to_string(), generation, index),
-        async { read_index(inner, asked, name, &keys, generation, index).await },
+        Box::pin(read_index(inner, asked, name, &keys, generation, index)),
     );
     bounded(
         inner.opts.indexes_get_timeout,

@@ -81,11 +81,10 @@ pub(crate) async fn load_segment(
     keys: &SegmentKeys,
     generation: u64,
 ) -> Result<Arc<Segment>, RsmError> {
-    let load = inner
-        .manifests
-        .get_or_load((keys.manifest.as_str().to_string(), generation), async {
-            read_segment(inner, keys).await.map(Arc::new)
-        });
+    let load = inner.manifests.get_or_load(
+        (keys.manifest.as_str().to_string(), generation),
+        Box::pin(async { read_segment(inner, keys).await.map(Arc::new) }),
+    );
     bounded(
         inner.opts.manifest_get_timeout,
         config_names::MANIFEST_CACHE_GET_TIMEOUT_MS,
@@ -95,32 +94,81 @@ pub(crate) async fn load_segment(
     .await
 }
 
-/// Reads and parses the manifest and unwraps the data key.
+/// Reads the manifest, then parses and checks it and unwraps the data key on the blocking
+/// pool ([`parse_segment`]: JSON of up to 32 MiB, an RSA private-key operation and the MAC
+/// are CPU work that must not hold an async thread, or deepen its stack).
 async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segment, RsmError> {
-    let key = &keys.manifest;
-    let body = inner.backend.fetch(key, None).await?;
-    let (bytes, _held) = collect_reserved(inner, key, body, MAX_MANIFEST_BYTES).await?;
-    let mut manifest = SegmentManifest::from_json(&bytes).map_err(|e| RsmError::Corrupt {
+    let key = keys.manifest.clone();
+    let body = inner.backend.fetch(&key, None).await?;
+    let (bytes, _held) = collect_reserved(inner, &key, body, MAX_MANIFEST_BYTES).await?;
+    let checks = Checks {
+        key_ring: inner.opts.key_ring.clone(),
+        plaintext_reads: inner.opts.plaintext_reads,
+        integrity_required: inner.opts.integrity_required,
+    };
+    let parsed = tokio::task::spawn_blocking(move || parse_segment(&key, &bytes, &checks))
+        .await
+        .map_err(|e| RsmError::Internal(format!("manifest {}: {e}", keys.manifest)))?;
+    match &parsed {
+        Ok(segment) if segment.integrity.is_none() => inner.stats.integrity_unverified.inc(),
+        Ok(_) => {}
+        Err(Parse::Integrity(_)) => inner.stats.integrity_failures.inc(),
+        Err(Parse::Other(_)) => {}
+    }
+    parsed.map_err(Parse::into_error)
+}
+
+/// What [`parse_segment`] checks a manifest against (the engine's options).
+struct Checks {
+    key_ring: Option<Arc<tsm_crypto::KeyRing>>,
+    plaintext_reads: bool,
+    integrity_required: bool,
+}
+
+/// Why a manifest was refused: its integrity data failed (counted as such), or anything
+/// else.
+enum Parse {
+    Integrity(RsmError),
+    Other(RsmError),
+}
+
+impl Parse {
+    fn into_error(self) -> RsmError {
+        match self {
+            Parse::Integrity(e) | Parse::Other(e) => e,
+        }
+    }
+}
+
+impl From<RsmError> for Parse {
+    fn from(e: RsmError) -> Self {
+        Parse::Other(e)
+    }
+}
+
+/// Parses the manifest `bytes` of object `key`, checks its bounds and integrity data and
+/// unwraps its data key (see the module docs).
+fn parse_segment(key: &ObjectKey, bytes: &[u8], checks: &Checks) -> Result<Segment, Parse> {
+    let mut manifest = SegmentManifest::from_json(bytes).map_err(|e| RsmError::Corrupt {
         object: key.to_string(),
         detail: format!("not a valid v1 manifest: {e}"),
     })?;
     bounds::check_index_entries(key, &manifest)?;
-    let integrity = SegmentIntegrity::from_manifest(key, &manifest)
-        .inspect_err(|_| inner.stats.integrity_failures.inc())?;
+    let integrity = SegmentIntegrity::from_manifest(key, &manifest).map_err(Parse::Integrity)?;
     // Written for people and tools (and holding the integrity data read above); reads
     // never use it: not kept in the cache.
     manifest.remote_log_segment_metadata = None;
     let index = manifest.chunk_index(key)?;
-    let crypto = match (&manifest.encryption, &inner.opts.key_ring) {
-        (None, Some(_)) if !inner.opts.plaintext_reads => {
-            return Err(RsmError::Corrupt {
+    let crypto = match (&manifest.encryption, &checks.key_ring) {
+        (None, Some(_)) if !checks.plaintext_reads => {
+            return Err(Parse::Other(RsmError::Corrupt {
                 object: key.to_string(),
                 detail: format!(
                     "the segment is stored without encryption but encryption.enabled=true; \
                      set {}=true to read segments tiered before encryption was turned on",
                     config_names::ENCRYPTION_PLAINTEXT_READS
                 ),
-            });
+            }));
         }
         (None, _) => None,
         (Some(enc), Some(ring)) => {
@@ -128,10 +176,10 @@ async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segmen
         }
         (Some(enc), None) => {
             let id = enc.data_key.split(':').next().unwrap_or("");
-            return Err(RsmError::Crypto(format!(
+            return Err(Parse::Other(RsmError::Crypto(format!(
                 "{key}: the segment is encrypted with key pair {id:?} but encryption is not \
                  configured (encryption.enabled=false)"
-            )));
+            ))));
         }
     };
     // The level only matters for writing; any value restores.
@@ -140,25 +188,20 @@ async fn read_segment(inner: &EngineShared, keys: &SegmentKeys) -> Result<Segmen
         .then_some(tsm_codec::compression::DEFAULT_LEVEL);
     let transform = SegmentTransform::new(level, crypto);
     match &integrity {
-        Some(i) => {
-            if let Err(e) = i.verify(key, &manifest, &index, transform.mac()) {
-                inner.stats.integrity_failures.inc();
-                return Err(e);
-            }
+        Some(i) => i
+            .verify(key, &manifest, &index, transform.mac())
+            .map_err(Parse::Integrity)?,
+        None if checks.integrity_required => {
+            return Err(Parse::Other(RsmError::Corrupt {
+                object: key.to_string(),
+                detail: format!(
+                    "the segment has no integrity data (written by the Java plugin or an \
+                     older tsm) and {}=true",
+                    config_names::INTEGRITY_REQUIRED
+                ),
+            }));
         }
-        None => {
-            inner.stats.integrity_unverified.inc();
-            if inner.opts.integrity_required {
-                return Err(RsmError::Corrupt {
-                    object: key.to_string(),
-                    detail: format!(
-                        "the segment has no integrity data (written by the Java plugin or an \
-                         older tsm) and {}=true",
-                        config_names::INTEGRITY_REQUIRED
-                    ),
-                });
-            }
-        }
+        None => {}
     }
     let digests = integrity.as_ref().map_or(0, |i| i.chunk_digests.len() * 8);
     Ok(Segment {

@@ -53,6 +53,10 @@
 //! dropped copy deletes what it wrote ([`lifecycle::cleanup`]).
 //!
 //! # Concurrency
+//! Each call's own state lives on the heap: the entry points box the futures of the files
+//! below (and the cache loads box theirs), so a caller that polls a call on its own stack
+//! (`block_on`, a test thread's 2 MiB) holds a few hundred bytes of it, not the nested
+//! state machines (hundreds of KiB in a debug build).
 //! [`RemoteStorageManager`] is `Send + Sync`; share it in an `Arc`. Every call owns its
 //! state; [`RemoteStorageManager::close`] flips a flag so new calls fail with
 //! [`RsmError::Closed`] while calls and streams in flight keep the shared state alive
@@ -459,7 +463,7 @@ impl RemoteStorageManager {
         let copy = self
             .inner
             .copies
-            .track_future(copy::copy(&self.inner, metadata, data).instrument(span));
+            .track_future(Box::pin(copy::copy(&self.inner, metadata, data)).instrument(span));
         let r = tokio::select! {
             r = copy => r,
             () = self.inner.closing.cancelled() => Err(RsmError::Closed),
@@ -487,7 +491,7 @@ impl RemoteStorageManager {
         let ticket = self.inner.health.read_started();
         let r = match self.inner.read_keys(metadata) {
             Ok(keys) => {
-                fetch::fetch(&self.inner, metadata, keys, &name, start, end)
+                Box::pin(fetch::fetch(&self.inner, metadata, keys, &name, start, end))
                     .instrument(span)
                     .await
             }
@@ -525,9 +529,15 @@ impl RemoteStorageManager {
         let ticket = self.inner.health.read_started();
         let r = match self.inner.read_keys(metadata) {
             Ok(keys) => {
-                fetch_index::fetch_index(&self.inner, metadata, keys, &name, index)
-                    .instrument(span)
-                    .await
+                Box::pin(fetch_index::fetch_index(
+                    &self.inner,
+                    metadata,
+                    keys,
+                    &name,
+                    index,
+                ))
+                .instrument(span)
+                .await
             }
             Err(e) => Err(e),
         };
@@ -546,7 +556,11 @@ impl RemoteStorageManager {
         let span = tracing::info_span!("delete", segment = %segment_name(metadata));
         let t = Instant::now();
         let r = match self.inner.read_keys(metadata) {
-            Ok(keys) => delete::delete(&self.inner, keys).instrument(span).await,
+            Ok(keys) => {
+                Box::pin(delete::delete(&self.inner, keys))
+                    .instrument(span)
+                    .await
+            }
             Err(e) => Err(e),
         };
         self.inner.stats.delete.record(t, &r);
