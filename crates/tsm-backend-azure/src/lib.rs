@@ -146,6 +146,11 @@ impl StorageBackend for AzureBackend {
     fn upload_buffer_bytes(&self) -> u64 {
         blocks::limits(&self.client.cfg).buffer_bytes()
     }
+
+    /// A network store: every read is a round trip.
+    fn reads_are_local(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

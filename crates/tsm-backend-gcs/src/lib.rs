@@ -172,4 +172,9 @@ impl StorageBackend for GcsBackend {
     fn upload_buffer_bytes(&self) -> u64 {
         self.client.upload_chunk_bytes.saturating_mul(2)
     }
+
+    /// A network store: every read is a round trip.
+    fn reads_are_local(&self) -> bool {
+        false
+    }
 }

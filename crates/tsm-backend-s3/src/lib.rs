@@ -163,4 +163,9 @@ impl StorageBackend for S3Backend {
     fn upload_buffer_bytes(&self) -> u64 {
         multipart::limits(&self.client.cfg).buffer_bytes()
     }
+
+    /// A network store: every read is a round trip.
+    fn reads_are_local(&self) -> bool {
+        false
+    }
 }

@@ -964,6 +964,14 @@ impl StorageBackend for ConcurrentGets {
     fn list(&self, prefix: &ObjectKey) -> tsm_storage::ListStream {
         self.inner.list(prefix)
     }
+
+    fn upload_buffer_bytes(&self) -> u64 {
+        self.inner.upload_buffer_bytes()
+    }
+
+    fn reads_are_local(&self) -> bool {
+        self.inner.reads_are_local()
+    }
 }
 
 /// The link: MinIO behind 20 ms of latency and 80 MB/s per connection. A lagging

@@ -76,6 +76,14 @@ impl StorageBackend for ChangesSource {
     fn list(&self, prefix: &ObjectKey) -> ListStream {
         self.inner.list(prefix)
     }
+
+    fn upload_buffer_bytes(&self) -> u64 {
+        self.inner.upload_buffer_bytes()
+    }
+
+    fn reads_are_local(&self) -> bool {
+        self.inner.reads_are_local()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

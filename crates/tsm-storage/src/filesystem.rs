@@ -618,6 +618,11 @@ impl StorageBackend for FilesystemBackend {
     fn reads_are_local(&self) -> bool {
         true
     }
+
+    /// Each upload item is written to the temporary file as it arrives: nothing buffered.
+    fn upload_buffer_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// Depth-first walk under `root/start_rel`, sending files whose key starts with `prefix`.

@@ -112,18 +112,16 @@ pub trait StorageBackend: Send + Sync + Debug + Display + 'static {
     /// flight + 1), [`multipart::PartLimits::buffer_bytes`]; a resumable chunk); 0 when it
     /// streams. The
     /// engine reserves it from its memory budget for each copy
-    /// (`engine/lifecycle/budget.rs`).
-    fn upload_buffer_bytes(&self) -> u64 {
-        0
-    }
+    /// (`engine/lifecycle/budget.rs`). Required, as every method: a wrapper that forgot
+    /// it would under-reserve every copy by its inner backend's buffers.
+    fn upload_buffer_bytes(&self) -> u64;
 
     /// `true` when a read costs no network round trip (a local filesystem): there is no
     /// latency for read-ahead to hide, and the kernel's page cache reads ahead of a
     /// sequential reader already. The engine then reads plain segments at exact ranges
-    /// only (`tsm.fetch.read.ahead.plain=auto`, `engine/fetch.rs`). Default `false`.
-    fn reads_are_local(&self) -> bool {
-        false
-    }
+    /// only (`tsm.fetch.read.ahead.plain=auto`, `engine/fetch.rs`). Network stores answer
+    /// `false`; a wrapper forwards its inner backend's answer.
+    fn reads_are_local(&self) -> bool;
 }
 
 pub mod compensation;

@@ -153,4 +153,16 @@ impl StorageBackend for MemoryBackend {
             .collect();
         futures::stream::iter(items).boxed()
     }
+
+    /// Uploads are collected whole in memory (this backend is for tests and benchmarks,
+    /// whose segments are small): nothing buffered beyond what the map keeps.
+    fn upload_buffer_bytes(&self) -> u64 {
+        0
+    }
+
+    /// No round trip, but no page cache reading ahead either: read-ahead is left to the
+    /// engine, as for a network store.
+    fn reads_are_local(&self) -> bool {
+        false
+    }
 }

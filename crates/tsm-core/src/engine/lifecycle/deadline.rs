@@ -552,6 +552,12 @@ mod tests {
             fn list(&self, _: &ObjectKey) -> ListStream {
                 futures::stream::pending().boxed()
             }
+            fn upload_buffer_bytes(&self) -> u64 {
+                0
+            }
+            fn reads_are_local(&self) -> bool {
+                false
+            }
         }
         let b = DeadlineBackend::new(Arc::new(Stopping), short());
         let key = ObjectKey::plain("s");
@@ -632,6 +638,12 @@ mod tests {
             }
             fn list(&self, _: &ObjectKey) -> ListStream {
                 futures::stream::empty().boxed()
+            }
+            fn upload_buffer_bytes(&self) -> u64 {
+                0
+            }
+            fn reads_are_local(&self) -> bool {
+                false
             }
         }
         let mut d = short();
@@ -714,6 +726,12 @@ mod tests {
         }
         fn list(&self, _: &ObjectKey) -> ListStream {
             futures::stream::empty().boxed()
+        }
+        fn upload_buffer_bytes(&self) -> u64 {
+            0
+        }
+        fn reads_are_local(&self) -> bool {
+            false
         }
     }
 
