@@ -6,15 +6,12 @@
 //! A segment's way through this crate (file names follow it):
 //! `engine/copy.rs` reads the broker's segment files, chunks and transforms them
 //! (tsm-codec, tsm-crypto) and uploads `.log`, `.indexes`, then `.rsm-manifest` through a
-//! [`StorageBackend`] (the tsm-storage crate, here [`backend`]); `engine/fetch.rs` reads the manifest, maps a byte
-//! range to chunks, downloads and detransforms them lazily.
+//! [`StorageBackend`] (the tsm-storage crate); `engine/fetch.rs` reads the manifest, maps a
+//! byte range to chunks, downloads and detransforms them lazily.
 //!
 //! Facts: `docs/object-format.md` (the on-bucket format) and `docs/broker-contract.md`
 //! (what the broker does with the plugin).
 
-// The storage abstraction (the tsm-storage crate) under the short name the engine's modules use
-// (`crate::backend::...`); users of the engine name `tsm_storage` themselves.
-use tsm_storage as backend;
 /// Counters and latency histograms (tsm-storage's, shared by the engine and the backends).
 pub use tsm_storage::metrics;
 
@@ -28,10 +25,10 @@ pub mod object_keys;
 pub mod segment;
 pub mod transform;
 
-pub use backend::{BackendError, ByteRange, ByteStream, ObjectKey, ObjectMeta, StorageBackend};
 pub use config::{BackendKind, ConfigError, StorageConfig};
 pub use engine::{
     CopyOutcome, MetricsSnapshot, ObjectType, PartitionHealth, RemoteStorageManager, SegmentStream,
 };
 pub use error::{ErrorClass, RsmError};
 pub use segment::{IndexType, KafkaUuid, LogSegmentData, RemoteLogSegmentMetadata};
+pub use tsm_storage::{BackendError, ByteRange, ByteStream, ObjectKey, ObjectMeta, StorageBackend};

@@ -12,8 +12,8 @@
 //! changes.
 
 use crate::RemoteLogSegmentMetadata;
-use crate::backend::ObjectKey;
 use crate::custom_metadata::CustomMetadata;
+use tsm_storage::ObjectKey;
 
 /// Suffix of the transformed segment object.
 pub const LOG_SUFFIX: &str = ".log";

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::RsmError;
-use crate::backend::BackendError;
+use tsm_storage::BackendError;
 
 /// An error that can be rebuilt from a shared `Arc` of itself.
 pub trait SharedError: Sized + Send + Sync + 'static {
@@ -127,7 +127,7 @@ impl SharedError for String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::ObjectKey;
+    use tsm_storage::ObjectKey;
 
     #[test]
     fn copies_keep_variant_and_message() {

@@ -58,11 +58,11 @@ use super::ranges::{PlanSizes, chunk_plan};
 use super::window::Window;
 use super::{EngineShared, SegmentStream};
 use crate::RsmError;
-use crate::backend::ObjectKey;
 use crate::cache::{ChunkCache, ChunkKey, SharedError};
 use crate::config::names as config_names;
 use crate::manifest::integrity::SegmentIntegrity;
 use crate::transform::SegmentTransform;
+use tsm_storage::ObjectKey;
 
 /// What one stream through a store reads.
 pub(super) struct Read {

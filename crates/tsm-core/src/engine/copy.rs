@@ -29,7 +29,6 @@ use tsm_codec::{ChunkIndex, ChunkIndexBuilder, chunking, ordered_transform};
 use super::chunk_buffers::BufferPool;
 use super::lifecycle::{CopyGuard, budget};
 use super::{CopyOutcome, EngineShared, ObjectType, segment_name};
-use crate::backend::{BackendError, ObjectKey};
 use crate::config::names;
 use crate::custom_metadata::{CustomMetadata, encoded_len_upper_bound};
 use crate::engine::options::CompressionMode;
@@ -44,6 +43,7 @@ use crate::object_keys::SegmentKeys;
 use crate::transform::{SegmentTransform, TransformError, new_segment_encryption};
 use crate::{IndexType, LogSegmentData, RemoteLogSegmentMetadata, RsmError};
 use tsm_crypto::{IV_LEN, TAG_LEN};
+use tsm_storage::{BackendError, ObjectKey};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())

@@ -14,10 +14,10 @@ use futures::stream::BoxStream;
 use tsm_codec::{ChunkIndex, ordered_transform, ordered_transform_ramped};
 
 use crate::RsmError;
-use crate::backend::ObjectKey;
 use crate::manifest::integrity::{SegmentIntegrity, Unit};
 use crate::metrics::Counter;
 use crate::transform::{SegmentTransform, TransformError};
+use tsm_storage::ObjectKey;
 
 /// How [`restore`] turns stored chunks back into original ones.
 pub(super) struct Restore {

@@ -20,11 +20,11 @@ use bytes::Bytes;
 use super::EngineShared;
 use super::lifecycle::deadline::bounded;
 use super::manifests::{Segment, collect, load_segment};
-use crate::backend::{BackendError, ByteRange};
 use crate::config::names;
 use crate::manifest::integrity::Unit;
 use crate::object_keys::SegmentKeys;
 use crate::{IndexType, RemoteLogSegmentMetadata, RsmError};
+use tsm_storage::{BackendError, ByteRange};
 
 /// Index `index` of the segment at `keys`; `name` names the segment in errors.
 pub(super) async fn fetch_index(
@@ -176,7 +176,7 @@ async fn read_index(
 async fn decode(
     inner: &EngineShared,
     segment: &Segment,
-    key: &crate::backend::ObjectKey,
+    key: &tsm_storage::ObjectKey,
     index: IndexType,
     stored: Bytes,
     range: ByteRange,

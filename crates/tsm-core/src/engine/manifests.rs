@@ -17,13 +17,13 @@ use super::EngineShared;
 use super::lifecycle::budget::Reservation;
 use super::lifecycle::deadline::bounded;
 use crate::RsmError;
-use crate::backend::{ByteStream, ObjectKey};
 use crate::config::names as config_names;
 use crate::manifest::integrity::SegmentIntegrity;
 use crate::manifest::{SegmentManifest, bounds};
 use crate::object_keys::SegmentKeys;
 use crate::transform::{SegmentTransform, segment_crypto};
 use tsm_codec::ChunkIndex;
+use tsm_storage::{ByteStream, ObjectKey};
 
 /// Largest manifest accepted (bytes): the chunk-size codec caps its decoded bytes at
 /// 10 MiB; base64 of the zstd frame of that is far below this.

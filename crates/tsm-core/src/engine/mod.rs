@@ -298,7 +298,7 @@ impl RemoteStorageManager {
         let registry = MetricsRegistry::new();
         let backend = (cfg.backend.build)(cfg.storage.clone().with_metrics(&registry)).await?;
         // Backend metrics, and the upload rate limit on every byte uploaded.
-        let backend = crate::backend::layers::layered(
+        let backend = tsm_storage::layers::layered(
             backend,
             cfg.upload_rate_limit_bytes_per_second,
             &registry,
@@ -330,7 +330,7 @@ impl RemoteStorageManager {
     }
 
     /// An engine over an already built backend (Rust tools, tests). The backend is used
-    /// as given (wrap it with `backend::layers::layered` for metrics and rate limit).
+    /// as given (wrap it with `tsm_storage::layers::layered` for metrics and rate limit).
     ///
     /// # Errors
     /// [`RsmError::Config`] when the memory pools cannot hold one call of their class
@@ -579,7 +579,7 @@ impl RemoteStorageManager {
     /// [`close`](Self::close) (which also cancels read-ahead loads in flight), then waits at
     /// most `timeout` in all for the stopped copies, the read-ahead loads and the clean-up
     /// in flight (deletes of cancelled copies, multipart aborts:
-    /// `crate::backend::compensation`); returns true when none is left
+    /// `tsm_storage::compensation`); returns true when none is left
     /// (`engine/lifecycle/close.rs`). Call before stopping the runtime the engine runs on.
     pub async fn shutdown(&self, timeout: std::time::Duration) -> bool {
         self.close();

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use tsm_codec::ChunkIndex;
 
-use crate::backend::ByteRange;
+use tsm_storage::ByteRange;
 
 pub use super::window::Part;
 

@@ -32,8 +32,8 @@ use futures::{FutureExt, Stream, StreamExt};
 use super::EngineShared;
 use super::lifecycle::Reservation;
 use crate::RsmError;
-use crate::backend::{BackendError, ByteRange, ByteStream, ObjectKey};
 use crate::config::names as config_names;
+use tsm_storage::{BackendError, ByteRange, ByteStream, ObjectKey};
 
 /// One GET of a plan (`engine/ranges.rs` builds plans). `eager` parts are issued together
 /// when the stream opens; the others as the reader reaches them (see the module docs).

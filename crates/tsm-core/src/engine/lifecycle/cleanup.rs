@@ -4,7 +4,7 @@
 //! error the copy awaits [`CopyGuard::undo`] (the delete runs before the error returns).
 //! When the copy's future is dropped instead — the broker's thread was interrupted on
 //! shutdown or a leadership change, a caller's timeout fired — the guard's `Drop` spawns
-//! the same delete as a compensation (`crate::backend::compensation`), which
+//! the same delete as a compensation (`tsm_storage::compensation`), which
 //! `RemoteStorageManager::shutdown` waits for. The delete is the segment's three keys in
 //! one idempotent batch, bounded by `tsm.storage.delete.timeout.ms` (the engine's backend
 //! is the deadline wrapper). A multipart upload in progress is aborted by the backend's
@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::StorageBackend;
-use crate::backend::compensation;
 use crate::object_keys::SegmentKeys;
+use tsm_storage::compensation;
 
 /// Deletes a copy's objects unless disarmed (see the module docs).
 pub struct CopyGuard {

@@ -2,7 +2,7 @@
 //! (`tsm.close.timeout.ms`, given by the caller): copies in flight stop (the close token
 //! cancelled them) and spawn their clean-up; read-ahead loads in flight end (the same token
 //! cancelled them: their point was the broker's next fetch); then the clean-up in flight
-//! (`crate::backend::compensation`: deletes of cancelled copies, multipart aborts) ends.
+//! (`tsm_storage::compensation`: deletes of cancelled copies, multipart aborts) ends.
 
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ pub(crate) async fn drain(
     .await
     .is_ok();
     let left = until.saturating_duration_since(tokio::time::Instant::now());
-    let idle = crate::backend::compensation::wait_idle(left).await;
+    let idle = tsm_storage::compensation::wait_idle(left).await;
     if !stopped {
         tracing::warn!(
             copies = copies.len(),
@@ -36,7 +36,7 @@ pub(crate) async fn drain(
     }
     if !idle {
         tracing::warn!(
-            pending = crate::backend::compensation::pending(),
+            pending = tsm_storage::compensation::pending(),
             timeout_ms = ms(timeout),
             "clean-up still running at close; `tsm ls --orphans` shows anything left"
         );

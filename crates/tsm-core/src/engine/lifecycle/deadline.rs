@@ -39,14 +39,14 @@ use async_trait::async_trait;
 use futures::Stream;
 use tokio::time::Sleep;
 
-use crate::backend::progress::UploadProgress;
+use tsm_storage::progress::UploadProgress;
 
 use crate::RsmError;
-use crate::backend::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, StorageBackend};
 use crate::config::names::{
     STORAGE_DELETE_TIMEOUT_MS, STORAGE_GET_FIRST_BYTE_TIMEOUT_MS, STORAGE_GET_IDLE_TIMEOUT_MS,
     STORAGE_GET_TIMEOUT_MS, STORAGE_UPLOAD_TIMEOUT_MS,
 };
+use tsm_storage::{BackendError, ByteRange, ByteStream, ListStream, ObjectKey, StorageBackend};
 
 /// The bounds of store calls (see the module docs). Defaults: 30 s each, upload 10 min.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,7 +170,7 @@ impl StorageBackend for DeadlineBackend {
         let (idle, whole) = (self.deadlines.idle, self.deadlines.upload);
         let started = Instant::now();
         let upload =
-            crate::backend::progress::scope(store.clone(), self.inner.upload(key, body, size));
+            tsm_storage::progress::scope(store.clone(), self.inner.upload(key, body, size));
         let watchdog = async {
             let tick = (idle / 4).min(whole / 4) + Duration::from_millis(1);
             loop {
@@ -450,10 +450,10 @@ impl<T> Stream for Bounded<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::fault::{Fault, FaultInjectingBackend, Op};
-    use crate::backend::memory::MemoryBackend;
     use bytes::Bytes;
     use futures::{StreamExt, TryStreamExt};
+    use tsm_storage::fault::{Fault, FaultInjectingBackend, Op};
+    use tsm_storage::memory::MemoryBackend;
 
     fn short() -> Deadlines {
         Deadlines {
@@ -697,7 +697,7 @@ mod tests {
         ) -> Result<u64, BackendError> {
             let first = body.next().await.transpose()?.map_or(0, |b| b.len());
             // A part task of its own, as the multipart writer runs it.
-            let progress = crate::backend::progress::current();
+            let progress = tsm_storage::progress::current();
             let reports = self.reports;
             let part = tokio::spawn(async move {
                 for _ in 0..20 {
@@ -762,9 +762,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn rate_limit_waits_are_neither_idleness_nor_counted_against_the_whole_upload() {
         let mem = Arc::new(MemoryBackend::new());
-        let limited = Arc::new(crate::backend::rate_limit::RateLimitedBackend::new(
-            mem, 100,
-        ));
+        let limited = Arc::new(tsm_storage::rate_limit::RateLimitedBackend::new(mem, 100));
         let b = DeadlineBackend::new(limited, short());
         let body = futures::stream::iter([
             Ok(Bytes::from(vec![7u8; 100])),
@@ -776,7 +774,7 @@ mod tests {
 
         let faulty = Arc::new(FaultInjectingBackend::new(Arc::new(MemoryBackend::new())));
         faulty.on_every(Op::Upload, Fault::Stall(Duration::from_secs(3600)));
-        let limited = Arc::new(crate::backend::rate_limit::RateLimitedBackend::new(
+        let limited = Arc::new(tsm_storage::rate_limit::RateLimitedBackend::new(
             faulty, 100,
         ));
         let b = DeadlineBackend::new(limited, short());

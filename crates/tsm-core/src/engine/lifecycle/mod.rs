@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | every remote wait bounded | [`deadline`]: the engine wraps its backend in [`DeadlineBackend`] | `tsm.storage.get.first.byte.timeout.ms`, `tsm.storage.get.idle.timeout.ms`, `tsm.storage.get.timeout.ms`, `tsm.storage.upload.timeout.ms`, `tsm.storage.delete.timeout.ms`; cache waits `fetch.*.cache.get.timeout.ms` |
 //! | one memory budget, a pool per call class | [`budget`]: a call reserves its working set first, from its class's pool (reads never wait behind copies); configure refuses pools that cannot hold one call | `tsm.memory.budget.bytes`, `tsm.memory.copy.bytes`, `tsm.max.in.flight` |
-//! | nothing left behind | [`cleanup`]: the copy guard; `crate::backend::compensation` counts what runs after a call is gone | `tsm.close.timeout.ms` |
+//! | nothing left behind | [`cleanup`]: the copy guard; `tsm_storage::compensation` counts what runs after a call is gone | `tsm.close.timeout.ms` |
 //!
 //! Shutdown (`RemoteStorageManager::shutdown`): new calls fail with `RsmError::Closed`,
 //! copies and read-ahead loads in flight are cancelled, then the engine waits at most
