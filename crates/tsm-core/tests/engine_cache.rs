@@ -2,12 +2,10 @@
 //! byte-exact ranges, no re-download of cached or prefetched chunks, 8 concurrent readers
 //! of one chunk cause one download, a failed load is retried (issue 3 "Caches", "Tests").
 
-mod engine_support;
-
 use std::sync::Arc;
 
+use crate::engine_support::*;
 use bytes::Bytes;
-use engine_support::*;
 use futures::{StreamExt, TryStreamExt, stream};
 use tsm_core::cache::{Bound, ChunkCache};
 use tsm_core::engine::CompressionMode;

@@ -4,13 +4,11 @@
 //! in the store; an unchanged file round-trips in every mode (the jobs' reads cover it
 //! exactly, whatever the chunk count).
 
-mod engine_support;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::engine_support::*;
 use async_trait::async_trait;
-use engine_support::*;
 use tsm_core::engine::CompressionMode;
 use tsm_core::{
     BackendError, ByteRange, ByteStream, ObjectKey, RemoteStorageManager, StorageBackend,

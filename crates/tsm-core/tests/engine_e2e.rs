@@ -19,9 +19,7 @@
 //!   end, random ranges) rather than all 5*10^13 ranges;
 //! - segments of up to 24 bytes check every (start, end) pair.
 
-mod engine_support;
-
-use engine_support::*;
+use crate::engine_support::*;
 use tsm_core::engine::CompressionMode;
 use tsm_core::{RemoteStorageManager, RsmError};
 

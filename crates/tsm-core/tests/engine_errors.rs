@@ -3,13 +3,11 @@
 //! failed copy cleanup, custom metadata (overrides, size limit), close, concurrency, and
 //! `configure` from the broker's properties.
 
-mod engine_support;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::engine_support::*;
 use bytes::Bytes;
-use engine_support::*;
 use futures::TryStreamExt;
 use tsm_core::custom_metadata::CustomMetadata;
 use tsm_core::engine::CompressionMode;

@@ -5,11 +5,9 @@
 //! stalled copy and copies failing in a row show in the tier-health gauges and WARN lines,
 //! and the recovery in an INFO line.
 
-mod engine_support;
-
 use std::sync::Arc;
 
-use engine_support::*;
+use crate::engine_support::*;
 use tsm_core::engine::{CompressionMode, HealthSettings};
 use tsm_core::{RemoteStorageManager, StorageBackend};
 use tsm_storage::fault::{Fault, FaultInjectingBackend, Op};

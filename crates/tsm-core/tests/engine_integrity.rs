@@ -5,9 +5,7 @@
 //! index changed or moved, the MAC stripped. Segments without integrity data (the Java
 //! plugin's) read as before, are counted, and are refused under `tsm.integrity.required`.
 
-mod engine_support;
-
-use engine_support::*;
+use crate::engine_support::*;
 use tsm_codec::ChunkIndex;
 use tsm_core::engine::{CompressionMode, EngineOptions};
 use tsm_core::manifest::{ChunkIndexJson, SegmentManifest};

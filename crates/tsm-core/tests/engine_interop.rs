@@ -4,10 +4,8 @@
 //! back byte-for-byte: no transform (fixed index), encryption only (fixed, chunk + 28),
 //! compression only (variable index from the chunk-size codec).
 
-mod engine_support;
-
+use crate::engine_support::*;
 use bytes::Bytes;
-use engine_support::*;
 use futures::{StreamExt, stream};
 use tsm_codec::{ChunkIndex, compression, sizes_codec};
 use tsm_core::engine::CompressionMode;

@@ -7,13 +7,11 @@
 //! - an overwrite after the manifest left the manifest cache still drops the segment's
 //!   cached chunks (they are never served again).
 
-mod engine_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use engine_support::*;
+use crate::engine_support::*;
 use futures::StreamExt;
 use tsm_core::engine::EngineOptions;
 use tsm_core::{LogSegmentData, RemoteLogSegmentMetadata, RemoteStorageManager};

@@ -3,10 +3,8 @@
 //! bounded size, dropping the stream stops downloads, and the manifest has the spec's
 //! fields (docs/object-format.md "Manifest").
 
-mod engine_support;
-
+use crate::engine_support::*;
 use bytes::Bytes;
-use engine_support::*;
 use futures::{StreamExt, TryStreamExt};
 use tsm_core::engine::CompressionMode;
 use tsm_core::{ObjectKey, RemoteStorageManager};

@@ -5,13 +5,11 @@
 //! every call, also on error and cancellation, and a call that cannot get budget waits
 //! then fails retriably; a flipped byte of a compressed (unencrypted) chunk is an error.
 
-mod engine_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::engine_support::*;
 use bytes::Bytes;
-use engine_support::*;
 use futures::{StreamExt, TryStreamExt, stream};
 use tsm_core::engine::CompressionMode;
 use tsm_core::engine::lifecycle::Deadlines;

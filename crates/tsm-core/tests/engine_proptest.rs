@@ -3,9 +3,7 @@
 //! segment) returns exactly the original bytes. One copy per configuration; proptest picks
 //! the segment size, chunk size and ranges.
 
-mod engine_support;
-
-use engine_support::*;
+use crate::engine_support::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use tsm_core::engine::CompressionMode;
@@ -46,7 +44,7 @@ fn engine_any_range_round_trips() {
                     let engine = world.engine(opts);
                     let seg = segment(
                         &world.path("s"),
-                        engine_support::Rng::new(seed).bytes(size),
+                        crate::engine_support::Rng::new(seed).bytes(size),
                         seed % 2 == 0,
                         seed,
                     );

@@ -6,12 +6,10 @@
 //!   read-ahead of the same chunk has started meanwhile;
 //! - `shutdown` cancels the read-ahead loads in flight and waits until they are gone.
 
-mod engine_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine_support::*;
+use crate::engine_support::*;
 use futures::StreamExt;
 use tsm_core::RemoteStorageManager;
 use tsm_storage::gate::GatedBackend;

@@ -10,12 +10,10 @@
 //! - several GETs in flight: the gate (`tsm_storage::gate`) holds every `.log` GET; the
 //!   read has 4 open before any answers.
 
-mod engine_support;
-
 use std::sync::Arc;
 
+use crate::engine_support::*;
 use bytes::Bytes;
-use engine_support::*;
 use futures::{FutureExt, StreamExt};
 use tsm_core::engine::{CompressionMode, EngineOptions};
 use tsm_core::metrics::MetricsRegistry;

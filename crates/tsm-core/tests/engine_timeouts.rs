@@ -4,12 +4,10 @@
 //! `RsmError::Timeout` naming the object and the configuration key, as a transient error;
 //! once the store answers again, the same call succeeds (nothing half-loaded was cached).
 
-mod engine_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine_support::*;
+use crate::engine_support::*;
 use tsm_core::cache::{Bound, ChunkCache};
 use tsm_core::engine::CompressionMode;
 use tsm_core::metrics::MetricsRegistry;

@@ -10,11 +10,9 @@
 //!   the broker's fetches (open-ended, some continuing the previous one, some random)
 //!   returns exactly the segment's bytes.
 
-mod engine_support;
-
 use std::sync::Arc;
 
-use engine_support::*;
+use crate::engine_support::*;
 use futures::StreamExt;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -148,7 +146,7 @@ fn broker_fetch_series_reassemble_in_order() {
                     let engine = world.engine(opts);
                     let seg = segment(
                         &world.path("s"),
-                        engine_support::Rng::new(seed).bytes(size),
+                        crate::engine_support::Rng::new(seed).bytes(size),
                         false,
                         seed,
                     );
