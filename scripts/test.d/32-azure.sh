@@ -2,8 +2,7 @@
 # Azure backend: installs (pinned, cached) and starts Azurite on 127.0.0.1:10000, runs the
 # tsm-backend-azure tests against it (unit tests, contract suite, Azurite tests) and the
 # plugin's log redaction test with shared-key and SAS calls (tsm-jni), and always stops
-# Azurite. The tests read TSM_TEST_AZURE_ENDPOINT and fail loudly without it unless
-# TSM_SKIP_AZURE=1.
+# Azurite. The tests read TSM_TEST_AZURE_ENDPOINT and fail loudly without it.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TSM_ROOT"
 azurite="$TSM_ROOT/scripts/services/azurite.sh"
@@ -12,7 +11,6 @@ bash "$azurite" install
 trap 'bash "$azurite" stop' EXIT
 bash "$azurite" start
 eval "$(bash "$azurite" env)"
-unset TSM_SKIP_AZURE
 cargo test --locked -p tsm-backend-azure -- --test-threads 4
 # The plugin's log redaction with shared-key and SAS calls (tsm-jni).
 cargo test --locked -p tsm-jni --test log_redaction_azure -- --ignored

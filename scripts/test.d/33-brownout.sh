@@ -8,7 +8,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$TSM_ROOT"
 
 source "$TSM_ROOT/scripts/services/brownout-env.sh"
-unset TSM_SKIP_S3 TSM_SKIP_BROWNOUT
 # Two at a time: each test spends most of its time waiting on a deadline, and the two
 # cores are shared with MinIO and Toxiproxy.
 cargo test --locked -p tsm-backend-s3 --test brownout -- --test-threads 2

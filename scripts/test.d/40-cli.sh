@@ -11,5 +11,4 @@ bash "$minio" install
 trap 'bash "$minio" stop' EXIT
 bash "$minio" start
 eval "$(bash "$minio" env)"
-unset TSM_SKIP_S3
 cargo test --locked -p tsm-cli --test integration -- --ignored s3::

@@ -1,8 +1,8 @@
 //! tsm-backend-gcs against a real fake-gcs-server.
 //!
 //! Start it with `scripts/services/fake-gcs.sh start` (or run `scripts/test.sh 31`) and set
-//! `TSM_TEST_GCS_ENDPOINT=http://127.0.0.1`. Without the variable every test FAILS, unless
-//! `TSM_SKIP_GCS=1` says to skip. Each test makes its own bucket, so tests run in parallel.
+//! `TSM_TEST_GCS_ENDPOINT=http://127.0.0.1`. Without the variable every test fails (there is
+//! no way to skip them and pass). Each test makes its own bucket, so tests run in parallel.
 //! Retries are capped at 2 attempts so a broken setup fails fast instead of looking hung.
 
 use std::collections::BTreeMap;
@@ -17,17 +17,13 @@ use tsm_storage::{BackendError, ByteRange, ObjectKey, StorageBackend, StorageCon
 /// The resumable upload quantum, used as the test chunk size to get many chunks cheaply.
 const Q: usize = 256 * 1024;
 
-fn endpoint() -> Option<String> {
+fn endpoint() -> String {
     match std::env::var("TSM_TEST_GCS_ENDPOINT") {
-        Ok(v) if !v.trim().is_empty() => Some(v.trim().trim_end_matches('/').to_string()),
-        _ if std::env::var("TSM_SKIP_GCS").as_deref() == Ok("1") => {
-            eprintln!("SKIPPED: TSM_SKIP_GCS=1, fake-gcs-server tests not run");
-            None
-        }
+        Ok(v) if !v.trim().is_empty() => v.trim().trim_end_matches('/').to_string(),
         _ => panic!(
             "TSM_TEST_GCS_ENDPOINT is not set. Start fake-gcs-server with \
              `scripts/services/fake-gcs.sh start` and set TSM_TEST_GCS_ENDPOINT=http://127.0.0.1 \
-             (or run `scripts/test.sh 31`); set TSM_SKIP_GCS=1 to skip these tests."
+             (or run `scripts/test.sh 31`)."
         ),
     }
 }
@@ -73,15 +69,15 @@ fn storage_config(endpoint: &str, bucket: &str) -> StorageConfig {
     StorageConfig::new(map)
 }
 
-/// A backend on a fresh bucket, or `None` when skipped.
-async fn backend() -> Option<(GcsBackend, String)> {
-    let endpoint = endpoint()?;
+/// A backend on a fresh bucket.
+async fn backend() -> (GcsBackend, String) {
+    let endpoint = endpoint();
     let bucket = unique_bucket();
     create_bucket(&endpoint, &bucket).await;
     let mut config = GcsConfig::from_storage(&storage_config(&endpoint, &bucket)).unwrap();
     config.max_attempts = 2;
     config.list_page_size = 3;
-    Some((GcsBackend::new(config).await.unwrap(), bucket))
+    (GcsBackend::new(config).await.unwrap(), bucket)
 }
 
 fn data(len: usize, seed: u8) -> Vec<u8> {
@@ -115,9 +111,7 @@ async fn fetch(
 
 #[tokio::test]
 async fn uploads_round_trip_at_chunk_boundaries() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     let sizes = [0, 1, 1000, Q - 1, Q, Q + 1, 2 * Q, 3 * Q + 123];
     for (i, &size) in sizes.iter().enumerate() {
         let payload = data(size, i as u8);
@@ -140,9 +134,7 @@ async fn uploads_round_trip_at_chunk_boundaries() {
 
 #[tokio::test]
 async fn larger_unknown_size_stream_in_odd_pieces() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     let payload = data(5 * 1024 * 1024 + 7, 9);
     let key = ObjectKey::plain("big/segment.log");
     assert_eq!(
@@ -158,9 +150,7 @@ async fn larger_unknown_size_stream_in_odd_pieces() {
 
 #[tokio::test]
 async fn one_stream_item_larger_than_several_chunks() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     // The SDK splits items at chunk boundaries; the item itself is the caller's memory.
     let payload = data(4 * Q + 3, 5);
     for declared in [Some(payload.len() as u64), None] {
@@ -176,9 +166,7 @@ async fn one_stream_item_larger_than_several_chunks() {
 
 #[tokio::test]
 async fn ranged_reads_clamp_and_reject_like_the_contract() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     let payload = data(1000, 1);
     let key = ObjectKey::plain("ranges/a.log");
     b.upload(&key, body(&payload, 333), Some(1000))
@@ -221,9 +209,7 @@ async fn ranged_reads_clamp_and_reject_like_the_contract() {
 
 #[tokio::test]
 async fn empty_object_reads_whole_and_rejects_ranges() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     let key = ObjectKey::plain("empty/zero.log");
     assert_eq!(b.upload(&key, body(&[], 1), Some(0)).await.unwrap(), 0);
     assert!(fetch(&b, &key, None).await.unwrap().is_empty());
@@ -239,9 +225,7 @@ async fn empty_object_reads_whole_and_rejects_ranges() {
 
 #[tokio::test]
 async fn missing_objects_are_not_found_and_errors_mask_the_prefix() {
-    let Some((b, bucket)) = backend().await else {
-        return;
-    };
+    let (b, bucket) = backend().await;
     let key = ObjectKey::new("tenant-secret/", "t/0/missing.log", true);
     for range in [None, Some((0, 10))] {
         let e = fetch(&b, &key, range).await.unwrap_err();
@@ -257,9 +241,7 @@ async fn missing_objects_are_not_found_and_errors_mask_the_prefix() {
 
 #[tokio::test]
 async fn delete_is_idempotent_and_concurrent() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     let keys: Vec<ObjectKey> = (0..40)
         .map(|i| ObjectKey::plain(format!("del/{i}.log")))
         .collect();
@@ -277,9 +259,7 @@ async fn delete_is_idempotent_and_concurrent() {
 
 #[tokio::test]
 async fn list_pages_through_a_prefix() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     for i in 0..7 {
         let key = ObjectKey::plain(format!("list/p/{i}.log"));
         b.upload(&key, body(&data(i * 10, 0), 7), None)
@@ -311,9 +291,7 @@ async fn list_pages_through_a_prefix() {
 
 #[tokio::test]
 async fn upload_replaces_an_existing_object() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     let key = ObjectKey::plain("replace/a.log");
     b.upload(&key, body(&data(Q + 5, 1), 4096), None)
         .await
@@ -325,9 +303,7 @@ async fn upload_replaces_an_existing_object() {
 
 #[tokio::test]
 async fn failed_stream_commits_nothing_and_reports_the_stream_error() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     let key = ObjectKey::plain("fail/a.log");
     // Two full chunks reach the service before the stream fails.
     let good = data(2 * Q + 10, 3);
@@ -364,9 +340,7 @@ async fn failed_stream_commits_nothing_and_reports_the_stream_error() {
 
 #[tokio::test]
 async fn declared_size_must_match_the_body() {
-    let Some((b, _)) = backend().await else {
-        return;
-    };
+    let (b, _) = backend().await;
     let short = ObjectKey::plain("size/short.log");
     let e = b
         .upload(&short, body(&data(50, 0), 7), Some(100))
@@ -398,7 +372,7 @@ async fn declared_size_must_match_the_body() {
 
 #[tokio::test]
 async fn missing_bucket_fails_fast_with_bucket_and_status() {
-    let Some(endpoint) = endpoint() else { return };
+    let endpoint = endpoint();
     let bucket = unique_bucket(); // never created
     let mut config = GcsConfig::from_storage(&storage_config(&endpoint, &bucket)).unwrap();
     config.max_attempts = 2;
@@ -421,7 +395,7 @@ async fn missing_bucket_fails_fast_with_bucket_and_status() {
 
 #[tokio::test]
 async fn kind_builds_from_java_plugin_keys() {
-    let Some(endpoint) = endpoint() else { return };
+    let endpoint = endpoint();
     let bucket = unique_bucket();
     create_bucket(&endpoint, &bucket).await;
     assert!(KIND.matches("gcs"));
@@ -456,7 +430,7 @@ macro_rules! contract {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    let Some((b, _)) = backend().await else { return };
+                    let (b, _) = backend().await;
                     contract::$name(&b, &opts()).await;
                 }
             )*
@@ -484,7 +458,7 @@ contract!(
 /// Java plugin's keys through [`KIND`], with the large object just over one chunk.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contract_suite_with_default_chunk_size() {
-    let Some(endpoint) = endpoint() else { return };
+    let endpoint = endpoint();
     let bucket = unique_bucket();
     create_bucket(&endpoint, &bucket).await;
     let map: BTreeMap<String, String> = [

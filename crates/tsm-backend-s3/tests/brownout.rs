@@ -119,9 +119,7 @@ fn env() -> Env {
              output"
         )
     });
-    let s3 = common::server().unwrap_or_else(|| {
-        panic!("TSM_SKIP_S3=1 does not skip the brown-out tests: they need MinIO")
-    });
+    let s3 = common::server();
     let upstream = host_port(&s3["s3.endpoint.url"]);
     assert_loopback("TSM_TEST_TOXIPROXY_URL", &host_port(&toxiproxy));
     assert_loopback("TSM_TEST_S3_ENDPOINT", &upstream);

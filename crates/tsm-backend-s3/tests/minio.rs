@@ -18,9 +18,7 @@ fn range(s: u64, e: u64) -> Option<ByteRange> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn small_object_round_trip_and_ranges() {
-    let Some(b) = backend("small", &[]).await else {
-        return;
-    };
+    let b = backend("small", &[]).await;
     let k = ObjectKey::plain("topic-x/0/00000000000000000000-abc.log");
     let n = b
         .upload(&k, body(b"hello world", 3), Some(11))
@@ -55,9 +53,7 @@ async fn small_object_round_trip_and_ranges() {
 /// counted by operation, with GET/PUT totals; built through the kind, as the engine does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_are_counted_by_operation() {
-    let Some(mut settings) = common::server() else {
-        return;
-    };
+    let mut settings = common::server();
     let bucket = common::bucket_name("metrics");
     common::create_bucket(&settings, &bucket).await;
     settings.insert("s3.bucket.name".into(), bucket);
@@ -90,9 +86,7 @@ async fn requests_are_counted_by_operation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_byte_objects() {
-    let Some(b) = backend("zero", &[]).await else {
-        return;
-    };
+    let b = backend("zero", &[]).await;
     for (i, size) in [Some(0), None].into_iter().enumerate() {
         let k = ObjectKey::plain(format!("empty-{i}.indexes"));
         let empty: ByteStream = futures::stream::empty().boxed();
@@ -116,9 +110,7 @@ async fn zero_byte_objects() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_object_is_not_found_with_masked_key() {
-    let Some(b) = backend("missing", &[]).await else {
-        return;
-    };
+    let b = backend("missing", &[]).await;
     let k = ObjectKey::new("tenant-secret/", "t/0/missing.log", true);
     let err = b.fetch(&k, None).await.err().expect("not found");
     assert!(err.is_not_found(), "{err}");
@@ -135,9 +127,7 @@ async fn missing_object_is_not_found_with_masked_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn part_size_larger_than_the_object_is_one_put() {
-    let Some(b) = backend("onepart", &[]).await else {
-        return;
-    };
+    let b = backend("onepart", &[]).await;
     let k = ObjectKey::plain("one.log");
     let bytes = data(PART - 1, 1);
     b.upload(&k, body(&bytes, 100_000), None).await.unwrap();
@@ -154,9 +144,7 @@ async fn part_size_larger_than_the_object_is_one_put() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exact_multiples_of_the_part_size() {
-    let Some(b) = backend("multiple", &[]).await else {
-        return;
-    };
+    let b = backend("multiple", &[]).await;
     for (parts, size_known) in [(2usize, true), (3, false)] {
         let k = ObjectKey::plain(format!("exact-{parts}.log"));
         let bytes = data(parts * PART, parts as u8);
@@ -180,10 +168,7 @@ async fn exact_multiples_of_the_part_size() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multipart_with_a_short_last_part_and_one_part_in_flight() {
-    let Some(b) = backend("remainder", &[("s3.multipart.upload.parts.in.flight", "1")]).await
-    else {
-        return;
-    };
+    let b = backend("remainder", &[("s3.multipart.upload.parts.in.flight", "1")]).await;
     let k = ObjectKey::plain("rem.log");
     let bytes = data(2 * PART + 12_345, 9);
     b.upload(&k, body(&bytes, PART), Some(bytes.len() as u64))
@@ -199,9 +184,7 @@ async fn multipart_with_a_short_last_part_and_one_part_in_flight() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_body_aborts_the_multipart_upload() {
-    let Some(b) = backend("bodyfail", &[]).await else {
-        return;
-    };
+    let b = backend("bodyfail", &[]).await;
     let k = ObjectKey::plain("fail.log");
     let first = Bytes::from(data(PART + 10, 3));
     let items: Vec<Result<Bytes, BackendError>> = vec![
@@ -233,9 +216,7 @@ async fn failed_body_aborts_the_multipart_upload() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_upload_is_aborted() {
-    let Some(b) = backend("dropped", &[]).await else {
-        return;
-    };
+    let b = backend("dropped", &[]).await;
     let k = ObjectKey::plain("dropped.log");
     // Two parts, then a body that never ends.
     let start = futures::stream::iter(vec![Ok(Bytes::from(data(2 * PART + 1, 5)))]);
@@ -274,9 +255,7 @@ async fn dropped_upload_is_aborted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_more_than_1000_keys_and_list_pages() {
-    let Some(b) = backend("delete", &[]).await else {
-        return;
-    };
+    let b = backend("delete", &[]).await;
     let keys: Vec<ObjectKey> = (0..1234)
         .map(|i| ObjectKey::plain(format!("seg/{i:05}.log")))
         .collect();
@@ -313,9 +292,7 @@ async fn delete_more_than_1000_keys_and_list_pages() {
 /// and what an old store that demands it does, is tested in `src/legacy_md5.rs`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batched_delete_with_legacy_md5() {
-    let Some(b) = backend("legacy-md5", &[("s3.legacy.md5.plugin.enabled", "true")]).await else {
-        return;
-    };
+    let b = backend("legacy-md5", &[("s3.legacy.md5.plugin.enabled", "true")]).await;
     let keys: Vec<ObjectKey> = (0..3)
         .map(|i| ObjectKey::plain(format!("md5/{i}.log")))
         .collect();
@@ -331,9 +308,7 @@ async fn batched_delete_with_legacy_md5() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_name_bucket_status_and_code() {
-    let Some(settings) = common::server() else {
-        return;
-    };
+    let settings = common::server();
     // A bucket that does not exist: not "not found" (a configuration error).
     let mut s = settings.clone();
     s.insert("s3.bucket.name".into(), "tsm-no-such-bucket-here".into());
@@ -371,9 +346,7 @@ async fn errors_name_bucket_status_and_code() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_file_and_backend_kind() {
-    let Some(mut settings) = common::server() else {
-        return;
-    };
+    let mut settings = common::server();
     let bucket = common::bucket_name("credfile");
     common::create_bucket(&settings, &bucket).await;
     let dir = tempfile::tempdir().unwrap();
@@ -404,9 +377,6 @@ async fn credentials_file_and_backend_kind() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_side_encryption_sse_s3_and_sse_kms() {
-    if common::server().is_none() {
-        return;
-    }
     let kms_key = std::env::var("TSM_TEST_S3_KMS_KEY_ID").expect(
         "TSM_TEST_S3_KMS_KEY_ID is not set: MinIO must be started by scripts/services/minio.sh \
          (it configures a test KMS key)",
@@ -422,7 +392,7 @@ async fn server_side_encryption_sse_s3_and_sse_kms() {
         ),
     ];
     for (settings, want) in cases {
-        let b = backend("sse", settings).await.expect("server");
+        let b = backend("sse", settings).await;
         for (name, bytes) in [("small.log", data(1000, 1)), ("big.log", data(PART + 3, 2))] {
             let k = ObjectKey::plain(name);
             b.upload(&k, body(&bytes, 1 << 20), None)

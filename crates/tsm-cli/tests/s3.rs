@@ -5,8 +5,7 @@
 //! `#[ignore]`d in plain `cargo test` (no service there); 40-cli.sh runs it with
 //! `--ignored` after starting MinIO. Environment: `TSM_TEST_S3_ENDPOINT`,
 //! `TSM_TEST_S3_ACCESS_KEY`, `TSM_TEST_S3_SECRET_KEY`, `TSM_TEST_S3_REGION`
-//! (`scripts/services/minio.sh env`). Without the endpoint the test FAILS; set
-//! `TSM_SKIP_S3=1` to skip it.
+//! (`scripts/services/minio.sh env`). Without the endpoint the test fails.
 
 #![cfg(feature = "s3")]
 
@@ -16,15 +15,11 @@ use tsm_core::StorageConfig;
 
 use crate::util::World;
 
-fn server() -> Option<BTreeMap<String, String>> {
-    if std::env::var("TSM_SKIP_S3").as_deref() == Ok("1") {
-        eprintln!("TSM_SKIP_S3=1: skipping the MinIO test");
-        return None;
-    }
+fn server() -> BTreeMap<String, String> {
     let endpoint = std::env::var("TSM_TEST_S3_ENDPOINT").unwrap_or_else(|_| {
         panic!(
             "TSM_TEST_S3_ENDPOINT is not set: run scripts/test.d/40-cli.sh (starts MinIO), or \
-             `eval $(scripts/services/minio.sh env)` after `minio.sh start`; TSM_SKIP_S3=1 skips"
+             `eval $(scripts/services/minio.sh env)` after `minio.sh start`"
         )
     });
     let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
@@ -40,15 +35,13 @@ fn server() -> Option<BTreeMap<String, String>> {
         "aws.secret.access.key".into(),
         var("TSM_TEST_S3_SECRET_KEY", "tsm-minio-secret"),
     );
-    Some(m)
+    m
 }
 
 #[test]
 #[ignore = "needs MinIO: run by scripts/test.d/40-cli.sh (cargo test -- --ignored)"]
 fn commands_against_minio() {
-    let Some(mut settings) = server() else {
-        return;
-    };
+    let mut settings = server();
     let bucket = format!("tsm-cli-{}", std::process::id());
     settings.insert("s3.bucket.name".into(), bucket.clone());
     let rt = tokio::runtime::Runtime::new().expect("runtime");

@@ -9,7 +9,7 @@
 //!   decrypted in Rust.
 //!
 //! Needs `mvn` (Maven 3.8+) and Java 17 on PATH and Maven Central (or a populated
-//! `~/.m2`). Fails loudly when they are missing; set `TSM_SKIP_JAVA=1` to skip explicitly.
+//! `~/.m2`). Fails loudly when they are missing.
 
 mod common;
 
@@ -47,10 +47,7 @@ fn run_java(dir: &Path) {
         .arg(format!("-Dexec.args={}", dir.display()))
         .output()
         .unwrap_or_else(|e| {
-            panic!(
-                "cannot run `mvn` ({e}): the Java interop test needs Maven and Java 17 on PATH \
-                 (set TSM_SKIP_JAVA=1 to skip it explicitly)"
-            )
+            panic!("cannot run `mvn` ({e}): the Java interop test needs Maven and Java 17 on PATH")
         });
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -67,10 +64,6 @@ fn run_java(dir: &Path) {
 
 #[test]
 fn rust_and_java_interoperate() {
-    if std::env::var("TSM_SKIP_JAVA").as_deref() == Ok("1") {
-        eprintln!("TSM_SKIP_JAVA=1: skipping the Java interop test");
-        return;
-    }
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path();
     let (public, private) = write_pair(dir, "k", pem_pair(0), false);

@@ -4,8 +4,7 @@
 //! unwrapped by `openssl pkeyutl` with OAEP SHA3-512 / MGF1 SHA3-512 (a third, independent
 //! implementation next to BouncyCastle).
 //!
-//! Needs the `openssl` binary (OpenSSL 3); fails loudly without it unless
-//! `TSM_SKIP_OPENSSL=1`.
+//! Needs the `openssl` binary (OpenSSL 3); fails loudly without it.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,9 +16,7 @@ fn openssl(dir: &Path, args: &[&str]) -> Vec<u8> {
         .current_dir(dir)
         .args(args)
         .output()
-        .unwrap_or_else(|e| {
-            panic!("cannot run `openssl` ({e}); install OpenSSL 3 or set TSM_SKIP_OPENSSL=1")
-        });
+        .unwrap_or_else(|e| panic!("cannot run `openssl` ({e}); install OpenSSL 3"));
     assert!(
         out.status.success(),
         "openssl {args:?} failed: {}",
@@ -30,10 +27,6 @@ fn openssl(dir: &Path, args: &[&str]) -> Vec<u8> {
 
 #[test]
 fn openssl_generated_keys_and_oaep_sha3() {
-    if std::env::var("TSM_SKIP_OPENSSL").as_deref() == Ok("1") {
-        eprintln!("TSM_SKIP_OPENSSL=1: skipping the openssl key test");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     openssl(

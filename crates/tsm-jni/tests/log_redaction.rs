@@ -12,8 +12,7 @@
 //!
 //! `#[ignore]`d in plain `cargo test` (no service there); scripts/test.d/30-s3.sh runs it
 //! with `--ignored` after starting MinIO. Environment as the S3 backend's MinIO tests
-//! (`scripts/services/minio.sh env`); without `TSM_TEST_S3_ENDPOINT` the test FAILS,
-//! `TSM_SKIP_S3=1` skips it.
+//! (`scripts/services/minio.sh env`); without `TSM_TEST_S3_ENDPOINT` the test fails.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -32,15 +31,11 @@ use common::{Capture, collect_while};
 const SESSION_TOKEN: &str = "FwoGZXIvYXdzEFAKESESSIONTOKENtsmRedactionTest0123456789";
 const PART: usize = 5 * 1024 * 1024;
 
-fn server() -> Option<BTreeMap<String, String>> {
-    if std::env::var("TSM_SKIP_S3").as_deref() == Ok("1") {
-        eprintln!("TSM_SKIP_S3=1: skipping the MinIO log redaction test");
-        return None;
-    }
+fn server() -> BTreeMap<String, String> {
     let endpoint = std::env::var("TSM_TEST_S3_ENDPOINT").unwrap_or_else(|_| {
         panic!(
             "TSM_TEST_S3_ENDPOINT is not set: run scripts/test.sh 30 (starts MinIO), or \
-             `eval $(scripts/services/minio.sh env)` after `minio.sh start`; TSM_SKIP_S3=1 skips"
+             `eval $(scripts/services/minio.sh env)` after `minio.sh start`"
         )
     });
     let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
@@ -58,7 +53,7 @@ fn server() -> Option<BTreeMap<String, String>> {
     );
     m.insert("s3.multipart.upload.part.size".into(), PART.to_string());
     m.insert("s3.multipart.upload.parts.in.flight".into(), "2".into());
-    Some(m)
+    m
 }
 
 fn body(data: Vec<u8>) -> tsm_storage::ByteStream {
@@ -156,9 +151,7 @@ fn leaks(text: &str, secret: &str, access_key: &str) -> Vec<String> {
 #[test]
 #[ignore = "needs MinIO: run by scripts/test.d/30-s3.sh (cargo test -- --ignored)"]
 fn no_credential_reaches_the_log_at_trace() {
-    let Some(settings) = server() else {
-        return;
-    };
+    let settings = server();
     let secret = settings["aws.secret.access.key"].clone();
     let access_key = settings["aws.access.key.id"].clone();
 

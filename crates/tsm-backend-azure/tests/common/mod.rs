@@ -4,7 +4,7 @@
 //!   `TSM_TEST_AZURE_ACCOUNT` (default `devstoreaccount1`), `TSM_TEST_AZURE_KEY` (default
 //!   Azurite's well-known key): set by `scripts/services/azurite.sh env` /
 //!   `scripts/test.d/32-azure.sh`.
-//! - `TSM_SKIP_AZURE=1` skips these tests; otherwise a missing endpoint FAILS the test.
+//! - A missing endpoint fails the test (there is no way to skip them and pass).
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -19,18 +19,13 @@ use tsm_storage::{ByteStream, ObjectKey, StorageBackend};
 /// Block size used by the tests: the minimum, 100 KiB.
 pub(crate) const BLOCK: usize = 100 * 1024;
 
-/// The server settings (`azure.*` keys), or `None` when `TSM_SKIP_AZURE=1`. Panics when the
-/// endpoint is unset.
-pub(crate) fn server() -> Option<BTreeMap<String, String>> {
-    if std::env::var("TSM_SKIP_AZURE").as_deref() == Ok("1") {
-        eprintln!("TSM_SKIP_AZURE=1: skipping the Azurite test");
-        return None;
-    }
+/// The server settings (`azure.*` keys). Panics when the endpoint is unset.
+pub(crate) fn server() -> BTreeMap<String, String> {
     let endpoint = std::env::var("TSM_TEST_AZURE_ENDPOINT").unwrap_or_else(|_| {
         panic!(
             "TSM_TEST_AZURE_ENDPOINT is not set: start Azurite with \
              scripts/services/azurite.sh start and `eval $(scripts/services/azurite.sh env)`, \
-             run scripts/test.sh 32, or set TSM_SKIP_AZURE=1 to skip the Azure tests"
+             or run scripts/test.sh 32"
         )
     });
     let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
@@ -48,7 +43,7 @@ pub(crate) fn server() -> Option<BTreeMap<String, String>> {
     m.insert("azure.upload.blocks.in.flight".into(), "3".into());
     // No retries: a 500 would otherwise be retried for a minute and look like a hang.
     m.insert("azure.max.retries".into(), "0".into());
-    Some(m)
+    m
 }
 
 /// A fresh container name for one test (3-63 lowercase letters, digits, single dashes).
@@ -75,8 +70,8 @@ pub(crate) fn build(settings: BTreeMap<String, String>) -> AzureBackend {
 }
 
 /// A backend over a new container, with `extra` settings on top of the server ones.
-pub(crate) async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<AzureBackend> {
-    let mut settings = server()?;
+pub(crate) async fn backend(test: &str, extra: &[(&str, &str)]) -> AzureBackend {
+    let mut settings = server();
     settings.insert("azure.container.name".into(), container_name(test));
     for (k, v) in extra {
         settings.insert(k.to_string(), v.to_string());
@@ -86,7 +81,7 @@ pub(crate) async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<AzureB
         .create_container()
         .await
         .unwrap_or_else(|e| panic!("create container {}: {e}", b.container()));
-    Some(b)
+    b
 }
 
 /// `n` bytes of a recognisable pattern (test stream `seed` of `tsm_storage::contract`).

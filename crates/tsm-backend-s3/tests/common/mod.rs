@@ -3,7 +3,7 @@
 //! - `TSM_TEST_S3_ENDPOINT` (e.g. `http://127.0.0.1:9900`), `TSM_TEST_S3_ACCESS_KEY`,
 //!   `TSM_TEST_S3_SECRET_KEY`, `TSM_TEST_S3_REGION` (default `us-east-1`): set by
 //!   `scripts/services/minio.sh env` / `scripts/test.d/30-s3.sh`.
-//! - `TSM_SKIP_S3=1` skips these tests; otherwise a missing endpoint FAILS the test.
+//! - A missing endpoint fails the test (there is no way to skip them and pass).
 #![allow(dead_code)]
 
 pub(crate) mod segment;
@@ -19,17 +19,12 @@ use tsm_storage::{ByteStream, ObjectKey, StorageBackend};
 /// Part size used by the tests: the S3 minimum, 5 MiB.
 pub(crate) const PART: usize = 5 * 1024 * 1024;
 
-/// The server settings, or `None` when `TSM_SKIP_S3=1`. Panics when the endpoint is unset.
-pub(crate) fn server() -> Option<BTreeMap<String, String>> {
-    if std::env::var("TSM_SKIP_S3").as_deref() == Ok("1") {
-        eprintln!("TSM_SKIP_S3=1: skipping the MinIO test");
-        return None;
-    }
+/// The server settings. Panics when the endpoint is unset.
+pub(crate) fn server() -> BTreeMap<String, String> {
     let endpoint = std::env::var("TSM_TEST_S3_ENDPOINT").unwrap_or_else(|_| {
         panic!(
             "TSM_TEST_S3_ENDPOINT is not set: start MinIO with scripts/services/minio.sh start \
-             and `eval $(scripts/services/minio.sh env)`, run scripts/test.sh 30, or set \
-             TSM_SKIP_S3=1 to skip the S3 tests"
+             and `eval $(scripts/services/minio.sh env)`, or run scripts/test.sh 30"
         )
     });
     let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
@@ -47,7 +42,7 @@ pub(crate) fn server() -> Option<BTreeMap<String, String>> {
     );
     m.insert("s3.multipart.upload.part.size".into(), PART.to_string());
     m.insert("s3.multipart.upload.parts.in.flight".into(), "2".into());
-    Some(m)
+    m
 }
 
 /// A fresh bucket name for one test.
@@ -84,19 +79,17 @@ pub(crate) async fn create_bucket(settings: &BTreeMap<String, String>, bucket: &
 }
 
 /// A backend over a new bucket, with `extra` settings on top of the server ones.
-pub(crate) async fn backend(test: &str, extra: &[(&str, &str)]) -> Option<S3Backend> {
-    let mut settings = server()?;
+pub(crate) async fn backend(test: &str, extra: &[(&str, &str)]) -> S3Backend {
+    let mut settings = server();
     let bucket = bucket_name(test);
     create_bucket(&settings, &bucket).await;
     settings.insert("s3.bucket.name".into(), bucket);
     for (k, v) in extra {
         settings.insert(k.to_string(), v.to_string());
     }
-    Some(
-        S3Backend::from_storage_config(&StorageConfig::new(settings))
-            .await
-            .expect("build backend"),
-    )
+    S3Backend::from_storage_config(&StorageConfig::new(settings))
+        .await
+        .expect("build backend")
 }
 
 /// `n` bytes of a recognisable pattern (test stream `seed` of `tsm_storage::contract`).
