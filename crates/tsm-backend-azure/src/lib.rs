@@ -60,6 +60,9 @@ pub static KIND: BackendKind = BackendKind {
     keys: config::KEYS,
     build: build_kind,
     validate: |cfg| AzureConfig::from_storage_config(cfg).map(drop),
+    upload_buffer_bytes: |cfg| {
+        AzureConfig::from_storage_config(cfg).map(|c| blocks::limits(&c).buffer_bytes())
+    },
 };
 
 fn build_kind(cfg: StorageConfig) -> BuildFuture {

@@ -56,7 +56,16 @@ pub static KIND: BackendKind = BackendKind {
     keys: KEYS,
     build: build_kind,
     validate: |storage| GcsConfig::from_storage(storage).map(drop),
+    upload_buffer_bytes: |storage| {
+        GcsConfig::from_storage(storage).map(|c| resumable_buffer_bytes(c.chunk_size))
+    },
 };
+
+/// Bytes one resumable upload buffers: the chunk being sent (`resumable.upload.chunk.size`)
+/// plus the one being filled.
+fn resumable_buffer_bytes(chunk: u64) -> u64 {
+    chunk.saturating_mul(2)
+}
 
 fn build_kind(storage: tsm_storage::StorageConfig) -> BuildFuture {
     Box::pin(async move {
@@ -170,7 +179,7 @@ impl StorageBackend for GcsBackend {
     /// The resumable upload buffer (`resumable.upload.chunk.size`) plus the chunk being
     /// filled.
     fn upload_buffer_bytes(&self) -> u64 {
-        self.client.upload_chunk_bytes.saturating_mul(2)
+        resumable_buffer_bytes(self.client.upload_chunk_bytes)
     }
 
     /// A network store: every read is a round trip.

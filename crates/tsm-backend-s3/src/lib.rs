@@ -58,6 +58,9 @@ pub static KIND: BackendKind = BackendKind {
     keys: config::KEYS,
     build: build_kind,
     validate: |cfg| S3Config::from_storage_config(cfg).map(drop),
+    upload_buffer_bytes: |cfg| {
+        S3Config::from_storage_config(cfg).map(|c| multipart::limits(&c).buffer_bytes())
+    },
 };
 
 fn build_kind(cfg: StorageConfig) -> BuildFuture {

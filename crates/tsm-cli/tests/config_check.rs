@@ -253,3 +253,65 @@ fn the_java_plugins_s3_keys_pass_and_an_unknown_provider_class_is_named() {
         run.stdout
     );
 }
+
+/// The S3 keys of `bare_keys_...` above, with `extra` lines.
+fn s3_file(extra: &str) -> String {
+    format!(
+        "storage.backend.class=s3\nstorage.s3.bucket.name=b\nstorage.s3.region=eu-west-1\n\
+         storage.s3.endpoint.url=http://127.0.0.1:9\nstorage.aws.access.key.id=AKIDCHECK\n\
+         storage.aws.secret.access.key=s3cr3t-never-printed\nchunk.size=4194304\n{extra}"
+    )
+}
+
+/// Found by trying: a budget the broker's `configure` refuses (one S3 copy with the Java
+/// plugin's 25 MiB parts does not fit 256 MiB beside the read-ahead store and the reads)
+/// passed `config check` and failed only at broker start. The check now plans the pools
+/// as `configure` does, with the backend's part buffers computed from its keys.
+#[test]
+fn a_memory_budget_the_broker_would_refuse_is_reported_naming_the_key() {
+    let (run, _d) = check(&s3_file(
+        "tsm.memory.budget.bytes=268435456\ntsm.max.in.flight=2\n",
+    ));
+    let run = run.expect_code(2);
+    let lines = problems(&run);
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    assert!(
+        lines[0].starts_with(
+            "tsm.memory.budget.bytes: invalid value 268435456: leaves 0 MiB for reads"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !lines[0].contains("this machine's default"),
+        "{}",
+        run.stdout
+    );
+
+    // The backend's own keys count: 5 MiB parts leave room for reads.
+    let (run, _d) = check(&s3_file(
+        "tsm.memory.budget.bytes=268435456\ntsm.max.in.flight=2\n\
+         storage.s3.multipart.upload.part.size=5242880\n",
+    ));
+    run.expect_code(0);
+
+    // A copies' pool too small for one copy names its own key; without tsm.max.in.flight
+    // the message says the plan used this machine's core count.
+    let (run, _d) = check(&s3_file("tsm.memory.copy.bytes=1048576\n"));
+    let run = run.expect_code(2);
+    let lines = problems(&run);
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    assert!(
+        lines[0].starts_with(
+            "tsm.memory.copy.bytes: invalid value 1048576: the copies' pool cannot hold one copy"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(lines[0].contains("tsm.max.in.flight = "), "{}", run.stdout);
+    assert!(
+        lines[0].contains("this machine's default"),
+        "{}",
+        run.stdout
+    );
+}

@@ -21,6 +21,7 @@ static SECRET_KIND: BackendKind = BackendKind {
     }],
     build: |_| Box::pin(async { Err(ConfigError::new("storage.x", "y", "z")) }),
     validate: |_| Ok(()),
+    upload_buffer_bytes: |_| Ok(0),
 };
 
 const KINDS: &[&BackendKind] = &[&FS, &SECRET_KIND];

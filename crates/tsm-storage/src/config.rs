@@ -202,6 +202,11 @@ pub struct BackendKind {
     /// credentials or making a request (`tsm config check`). Errors name the key (first
     /// problem only).
     pub validate: fn(&StorageConfig) -> Result<(), ConfigError>,
+    /// The bytes one upload of the backend `build` would make buffers
+    /// ([`StorageBackend::upload_buffer_bytes`]), from the keys alone: what `tsm config
+    /// check` plans the engine's memory pools with, as `configure` does with the built
+    /// backend. Errors as `validate`.
+    pub upload_buffer_bytes: fn(&StorageConfig) -> Result<u64, ConfigError>,
 }
 
 impl BackendKind {

@@ -102,6 +102,8 @@ pub static KIND: BackendKind = BackendKind {
     ],
     build: |config| Box::pin(async move { build(config) }),
     validate,
+    // Uploads write each item as it arrives (`upload_buffer_bytes` below).
+    upload_buffer_bytes: |_| Ok(0),
 };
 
 fn validate(config: &StorageConfig) -> Result<(), ConfigError> {

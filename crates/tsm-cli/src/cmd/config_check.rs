@@ -1,7 +1,8 @@
 //! `tsm config check FILE`: validates a properties file as the plugin would when the
 //! broker calls `configure` (tsm-core's parser and checks, [`tsm_core::config::check`],
-//! over every backend linked into this build), without building a backend or contacting
-//! the store. For CI: exit 0 when every key is known and every value valid, exit 2 with
+//! over every backend linked into this build, then the memory pools `configure` plans from
+//! the budget keys and the backend's upload buffers), without building a backend or
+//! contacting the store. For CI: exit 0 when every key is known and every value valid, exit 2 with
 //! one line per problem (naming the key; an unknown key with the closest known one)
 //! otherwise.
 //!
@@ -15,9 +16,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use tsm_core::RsmError;
 use tsm_core::config::effective::effective_settings;
 use tsm_core::config::names::{self, is_core_key};
-use tsm_core::config::{self, ConfigProblem, KeyFiles};
+use tsm_core::config::{self, ConfigProblem, KeyFiles, RsmConfig};
+use tsm_core::engine::{EngineOptions, plan_pools};
 
 use crate::error::{CliError, CliResult};
 use crate::output::Output;
@@ -106,6 +109,11 @@ pub(crate) fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> 
         };
         problems.push((written, message));
     }
+    if problems.is_empty()
+        && let Some((key, message)) = memory_plan_problem(&props)
+    {
+        problems.push((format!("{prefix}{key}"), message));
+    }
     let effective = props
         .get(names::STORAGE_BACKEND_CLASS)
         .and_then(|class| KINDS.iter().find(|k| k.matches(class)))
@@ -118,6 +126,36 @@ pub(crate) fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> 
         problems,
         effective,
     })
+}
+
+/// The memory pools the broker's `configure` would plan (tsm-core's `plan_pools`, with the
+/// backend's upload buffers computed from its keys): `Some((key, message))` when it would
+/// refuse them. Run only on a file without other problems (it needs the whole parse).
+fn memory_plan_problem(props: &BTreeMap<String, String>) -> Option<(String, String)> {
+    let cfg = RsmConfig::from_props(props.clone(), KINDS).ok()?;
+    let upload_buffers = match (cfg.backend.upload_buffer_bytes)(&cfg.storage) {
+        Ok(b) => b,
+        Err(e) => return Some((e.key, format!("invalid value {}: {}", e.value, e.allowed))),
+    };
+    let opts = EngineOptions::settings_of(&cfg);
+    let RsmError::Config(e) = plan_pools(&opts, upload_buffers).err()? else {
+        return None;
+    };
+    // tsm.max.in.flight defaults to the core count, which is the broker's there.
+    let cores = if props.contains_key(names::MAX_IN_FLIGHT) {
+        String::new()
+    } else {
+        format!(
+            " (planned with {} = {}, this machine's default from its core count: the \
+             broker's cores decide it there)",
+            names::MAX_IN_FLIGHT,
+            opts.max_in_flight
+        )
+    };
+    Some((
+        e.key,
+        format!("invalid value {}: {}{cores}", e.value, e.allowed),
+    ))
 }
 
 /// Prints the report of `path` (text or `--json`); a file with problems is a

@@ -217,6 +217,7 @@ mod tests {
         ],
         build: |_| Box::pin(async { Err(crate::ConfigError::new("x", "y", "z")) }),
         validate: |_| Ok(()),
+        upload_buffer_bytes: |_| Ok(0),
     };
 
     #[test]

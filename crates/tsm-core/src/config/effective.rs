@@ -131,6 +131,7 @@ mod tests {
             ],
             build: |_| Box::pin(async { Err(crate::ConfigError::new("x", "y", "z")) }),
             validate: |_| Ok(()),
+            upload_buffer_bytes: |_| Ok(0),
         };
         let props: BTreeMap<String, String> = [
             ("storage.demo.key", "hunter2-secret"),

@@ -261,11 +261,41 @@ pub(crate) fn segment_name(m: &RemoteLogSegmentMetadata) -> String {
     )
 }
 
+/// The default read-ahead store's bound: `tsm.fetch.read.ahead.store.bytes`, at most half
+/// the budget; 0 without read-ahead.
+fn read_ahead_store_bytes(opts: &EngineOptions) -> u64 {
+    if opts.read_ahead_bytes > 0 {
+        opts.read_ahead_store_bytes
+            .min(opts.memory_budget_bytes / 2)
+    } else {
+        0
+    }
+}
+
+/// The memory pools `configure` plans for `opts` over a backend whose uploads buffer
+/// `upload_buffers` bytes each ([`StorageBackend::upload_buffer_bytes`], or
+/// `BackendKind::upload_buffer_bytes` from the keys alone), with the default read-ahead
+/// store carved out first (`engine/lifecycle/budget.rs`). For `tsm config check`: the same
+/// refusal, naming the same keys, as the broker's `configure` would give.
+///
+/// # Errors
+/// [`RsmError::Config`] when a pool cannot hold one call of its class.
+pub fn plan_pools(
+    opts: &EngineOptions,
+    upload_buffers: u64,
+) -> Result<lifecycle::budget::PoolSizes, RsmError> {
+    lifecycle::budget::plan(pool_inputs(
+        opts,
+        upload_buffers,
+        read_ahead_store_bytes(opts),
+    ))
+}
+
 /// What the memory pools are planned from (`engine/lifecycle/budget.rs`): the options,
 /// the backend's upload buffers and the default read-ahead store's bound.
 fn pool_inputs(
     opts: &EngineOptions,
-    backend: &dyn StorageBackend,
+    upload_buffers: u64,
     store: u64,
 ) -> lifecycle::budget::PoolInputs {
     use lifecycle::budget::{NOMINAL_INDEX_BYTES, copy_bytes, read_floor};
@@ -278,7 +308,7 @@ fn pool_inputs(
             chunk,
             opts.max_in_flight,
             NOMINAL_INDEX_BYTES,
-            backend.upload_buffer_bytes(),
+            upload_buffers,
         ),
         one_read: read_floor(chunk, opts.first_read_bytes.max(opts.get_part_bytes)),
     }
@@ -318,9 +348,11 @@ impl RemoteStorageManager {
                 inner.reads = readahead::ReadAhead::new(0, &inner.registry);
                 // Without the store both pools only grow (budget.rs: `plan`), so the plan
                 // that held with the store holds; were it refused, the smaller pools stay.
-                if let Ok(sizes) =
-                    lifecycle::budget::plan(pool_inputs(&inner.opts, &*inner.backend, 0))
-                {
+                if let Ok(sizes) = lifecycle::budget::plan(pool_inputs(
+                    &inner.opts,
+                    inner.backend.upload_buffer_bytes(),
+                    0,
+                )) {
                     inner.lifecycle.pools = lifecycle::budget::Pools::new(sizes);
                 }
             }
@@ -373,13 +405,8 @@ impl RemoteStorageManager {
         let backend: Arc<dyn StorageBackend> =
             Arc::new(lifecycle::DeadlineBackend::new(backend, opts.deadlines));
         // The default read-ahead store's bound comes out of the budget (at most half).
-        let store_bytes = if opts.read_ahead_bytes > 0 {
-            opts.read_ahead_store_bytes
-                .min(opts.memory_budget_bytes / 2)
-        } else {
-            0
-        };
-        let sizes = lifecycle::budget::plan(pool_inputs(&opts, &*backend, store_bytes))?;
+        let store_bytes = read_ahead_store_bytes(&opts);
+        let sizes = plan_pools(&opts, backend.upload_buffer_bytes())?;
         let reads = readahead::ReadAhead::new(store_bytes, &registry);
         let lifecycle = lifecycle::Lifecycle {
             deadlines: opts.deadlines,

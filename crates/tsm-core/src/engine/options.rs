@@ -234,16 +234,24 @@ impl EngineOptions {
                 Some(Arc::new(ring))
             }
         };
+        Ok(Self {
+            key_ring,
+            ..Self::settings_of(cfg)
+        })
+    }
+
+    /// Every option of validated configuration but the key ring (not loaded: no file is
+    /// read). What `tsm config check` plans the memory pools from.
+    pub fn settings_of(cfg: &RsmConfig) -> Self {
         let compression = match (cfg.compression_enabled, cfg.compression_heuristic_enabled) {
             (false, _) => CompressionMode::Off,
             (true, false) => CompressionMode::On,
             (true, true) => CompressionMode::Heuristic,
         };
-        Ok(Self {
+        Self {
             compression,
             plaintext_reads: cfg.encryption.as_ref().is_some_and(|e| e.plaintext_reads),
             integrity_required: cfg.integrity_required,
-            key_ring,
             key_prefix: cfg.key_prefix.clone(),
             key_prefix_mask: cfg.key_prefix_mask,
             custom_metadata_fields: cfg.custom_metadata_fields.clone(),
@@ -281,6 +289,6 @@ impl EngineOptions {
                 .max_in_flight
                 .unwrap_or_else(tsm_codec::pipeline::default_max_in_flight),
             ..Self::new(cfg.chunk_size)
-        })
+        }
     }
 }
