@@ -17,6 +17,9 @@
 //!
 //! Memory bound per upload: block size x (blocks in flight + 1) ([`limits`], what
 //! `upload_buffer_bytes` reports), besides the body item being cut.
+//! Every Put Block and Put Blob body reports each frame the connection takes as upload
+//! progress (`block_body.rs`), so the engine's idle deadline measures the link, not the
+//! block.
 //! Block ids are `<random 32 hex>-<6-digit index>` (all of one length, as Azure requires),
 //! random per upload so concurrent uploads of one name never mix blocks.
 
@@ -27,6 +30,7 @@ use bytes::Bytes;
 use tsm_storage::multipart::{Abort, MultipartTarget, MultipartUpload, PartFuture, PartLimits};
 use tsm_storage::{BackendError, ByteStream, ObjectKey};
 
+use crate::block_body::progress_body;
 use crate::client::AzureClient;
 use crate::config::{AzureConfig, BLOCK_SIZE, MAX_BLOCKS};
 use crate::error::classify;
@@ -142,7 +146,8 @@ impl MultipartUpload for BlockUpload<'_> {
         let op = format!("PutBlock #{}", u64::from(index) + 1);
         Box::pin(async move {
             let len = data.len() as u64;
-            blob.stage_block(&id, len, data.into(), None)
+            // Built here, in the block's task: each frame sent is upload progress.
+            blob.stage_block(&id, len, progress_body(data).into(), None)
                 .await
                 .map_err(|e| classify(&op, &container, &key, None, &e))?;
             Ok(id)
@@ -187,7 +192,7 @@ async fn put_blob(
     };
     client
         .blob(key)
-        .upload(data.into(), Some(options))
+        .upload(progress_body(data).into(), Some(options))
         .await
         .map_err(|e| classify("PutBlob", &client.container, key, None, &e))?;
     Ok(())

@@ -34,6 +34,7 @@
 //! - Metrics ([`metrics`]): a per-try pipeline policy counts every request (retries
 //!   included) by kind into the engine's registry (`client.azure.*`).
 
+mod block_body;
 pub mod blocks;
 pub mod client;
 pub mod config;
