@@ -167,10 +167,10 @@ fn full_configuration_parses() {
             "io.aiven.kafka.tieredstorage.fetch.cache.DiskChunkCache",
         ),
         ("fetch.chunk.cache.path", &path),
-        ("fetch.chunk.cache.size", "-1"),
+        ("fetch.chunk.cache.size", "1073741824"),
         ("fetch.chunk.cache.retention.ms", "-1"),
         ("fetch.chunk.cache.prefetch.max.size", "8388608"),
-        ("fetch.manifest.cache.size", "-1"),
+        ("fetch.manifest.cache.size", "0"),
         ("fetch.indexes.cache.retention.ms", "5"),
         ("metrics.recording.level", "DEBUG"),
         ("segment.format", "kafka"),
@@ -198,10 +198,10 @@ fn full_configuration_parses() {
             path: dir.path().to_path_buf()
         })
     );
-    assert_eq!(c.chunk_cache.size_bytes, None);
+    assert_eq!(c.chunk_cache.size_bytes, Some(1 << 30));
     assert_eq!(c.chunk_cache.retention, None);
     assert_eq!(c.chunk_cache.prefetch_max_size, 8_388_608);
-    assert_eq!(c.manifest_cache.max_entries, None);
+    assert_eq!(c.manifest_cache.max_entries, Some(0));
     assert_eq!(c.indexes_cache.retention, Some(Duration::from_millis(5)));
     let mem = ok(&[
         ("fetch.chunk.cache.class", "memory"),
@@ -209,6 +209,42 @@ fn full_configuration_parses() {
     ]);
     assert_eq!(mem.chunk_cache.kind, Some(ChunkCacheKind::Memory));
     assert_eq!(mem.chunk_cache.size_bytes, Some(1000));
+}
+
+/// The Java plugin reads `-1` as an unbounded cache; tsm refuses it for every cache size
+/// (memory and disk chunk caches, manifests, indexes), naming the key: an unbounded cache
+/// can take all of the broker's memory. Retentions keep `-1` (forever: the size bounds them).
+#[test]
+fn unbounded_cache_sizes_are_refused_naming_the_key() {
+    for (class, key) in [
+        (Some("memory"), "fetch.chunk.cache.size"),
+        (
+            Some("io.aiven.kafka.tieredstorage.fetch.cache.DiskChunkCache"),
+            "fetch.chunk.cache.size",
+        ),
+        (None, "fetch.manifest.cache.size"),
+        (None, "fetch.indexes.cache.size"),
+    ] {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().display().to_string();
+        let mut pairs = vec![(key, "-1")];
+        if let Some(class) = class {
+            pairs.push(("fetch.chunk.cache.class", class));
+            pairs.push(("fetch.chunk.cache.path", &path));
+        }
+        let e = err(&pairs);
+        assert_eq!(e.key, key, "{e}");
+        assert_eq!(e.value, "-1", "{e}");
+        assert!(e.allowed.contains("-1 (unbounded"), "{e}");
+        assert!(e.allowed.contains("is refused"), "{e}");
+    }
+    let c = ok(&[
+        ("fetch.manifest.cache.retention.ms", "-1"),
+        ("fetch.indexes.cache.retention.ms", "-1"),
+    ]);
+    assert_eq!(c.manifest_cache.retention, None);
+    assert_eq!(c.manifest_cache.max_entries, Some(1000));
+    assert_eq!(c.indexes_cache.size_bytes, Some(10_485_760));
 }
 
 #[test]
@@ -387,7 +423,7 @@ fn every_invalid_value_names_key_value_and_allowed() {
             &[("fetch.chunk.cache.size", "-2")],
             "fetch.chunk.cache.size",
             "-2",
-            "-1 (unbounded)",
+            "an integer from 0",
         ),
         (
             &[("fetch.chunk.cache.retention.ms", "soon")],
@@ -417,7 +453,7 @@ fn every_invalid_value_names_key_value_and_allowed() {
             &[("fetch.manifest.cache.size", "x")],
             "fetch.manifest.cache.size",
             "x",
-            "-1",
+            "an integer from 0",
         ),
         (
             &[("fetch.manifest.cache.retention.ms", "-5")],
@@ -429,7 +465,7 @@ fn every_invalid_value_names_key_value_and_allowed() {
             &[("fetch.indexes.cache.size", "1.5")],
             "fetch.indexes.cache.size",
             "1.5",
-            "-1",
+            "an integer from 0",
         ),
         (
             &[("fetch.indexes.cache.get.timeout.ms", "-1")],

@@ -299,7 +299,8 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
         CHUNK_CACHE_SIZE,
         "",
         "Required when a chunk cache is set. Cache size in bytes (of original, detransformed \
-         chunk bytes); `-1` means unbounded.",
+         chunk bytes). `-1` (unbounded, accepted by the Java plugin) is refused: an unbounded \
+         cache can take all of the broker's memory or disk.",
     ),
     key(
         CHUNK_CACHE_RETENTION_MS,
@@ -334,7 +335,7 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     key(
         MANIFEST_CACHE_SIZE,
         "1000",
-        "Maximum number of segment manifests cached; `-1` means unbounded. A manifest \
+        "Maximum number of segment manifests cached (`-1`, unbounded, is refused). A manifest \
          counts once per started 16 KiB of its object (the usual one a few KiB: once), so \
          the cache holds at most this many x 16 KiB whatever the bucket holds.",
     ),
@@ -356,7 +357,7 @@ pub const CONFIG_KEYS: &[ConfigKeyDoc] = &[
     key(
         INDEXES_CACHE_SIZE,
         "10485760",
-        "Size in bytes of the segment indexes cache; `-1` means unbounded.",
+        "Size in bytes of the segment indexes cache (`-1`, unbounded, is refused).",
     ),
     key(
         INDEXES_CACHE_RETENTION_MS,

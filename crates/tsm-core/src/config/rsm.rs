@@ -89,7 +89,7 @@ pub enum ChunkCacheKind {
 pub struct ChunkCacheConfig {
     /// `None`: no chunk cache (the default).
     pub kind: Option<ChunkCacheKind>,
-    /// `fetch.chunk.cache.size` in bytes; `None` = unbounded (`-1`, or no cache).
+    /// `fetch.chunk.cache.size` in bytes; `None` = no cache (`-1` is refused).
     pub size_bytes: Option<u64>,
     /// `fetch.chunk.cache.retention.ms`; `None` = forever (`-1`). Default 10 min.
     pub retention: Option<Duration>,
@@ -104,7 +104,8 @@ pub struct ChunkCacheConfig {
 /// `fetch.manifest.cache.*`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestCacheConfig {
-    /// `fetch.manifest.cache.size`: maximum entries; `None` = unbounded (`-1`). Default 1000.
+    /// `fetch.manifest.cache.size`: maximum entries (`-1`, unbounded, is refused; `None`
+    /// only from Rust callers). Default 1000.
     pub max_entries: Option<u64>,
     /// `fetch.manifest.cache.retention.ms`; `None` = forever. Default 1 h.
     pub retention: Option<Duration>,
@@ -117,7 +118,8 @@ pub struct ManifestCacheConfig {
 /// `fetch.indexes.cache.*`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndexesCacheConfig {
-    /// `fetch.indexes.cache.size` in bytes; `None` = unbounded (`-1`). Default 10 MiB.
+    /// `fetch.indexes.cache.size` in bytes (`-1`, unbounded, is refused; `None` only from
+    /// Rust callers). Default 10 MiB.
     pub size_bytes: Option<u64>,
     /// `fetch.indexes.cache.retention.ms`; `None` = forever. Default 10 min.
     pub retention: Option<Duration>,
@@ -345,6 +347,28 @@ impl<'a> Props<'a> {
         }
     }
 
+    /// The size of a cache: an integer from 0. `-1`, which the Java plugin reads as
+    /// "unbounded", is refused: an unbounded cache can take all of the broker's memory (or
+    /// the disk chunk cache's disk), and tsm bounds every cache. Always `Some` when `Ok`
+    /// (the cache configs keep `Option` for Rust callers that build them by hand).
+    fn cache_size(&self, key: &str, default: Option<u64>) -> Result<Option<u64>, ConfigError> {
+        match self.get(key) {
+            Some(v) if v.parse::<i64>() == Ok(-1) => Err(ConfigError::new(
+                key,
+                v,
+                format!(
+                    "an integer from 0 to {}; -1 (unbounded, which the Java plugin accepts) is \
+                     refused: an unbounded cache can take all of the broker's memory (or disk, \
+                     for the disk chunk cache): give its size",
+                    i64::MAX
+                ),
+            )),
+            _ => self
+                .int(key, 0, i64::MAX)
+                .map(|n| n.map(|n| n as u64).or(default)),
+        }
+    }
+
     /// A retention in ms where `-1` means forever.
     fn retention(&self, key: &str, default_ms: u64) -> Result<Option<Duration>, ConfigError> {
         self.bound(key, Some(default_ms))
@@ -567,7 +591,7 @@ impl RsmConfig {
 
         let chunk_cache = parse_chunk_cache(&p, pb);
         let manifest_cache = ManifestCacheConfig {
-            max_entries: pb.or(p.bound(MANIFEST_CACHE_SIZE, Some(1000)), None),
+            max_entries: pb.or(p.cache_size(MANIFEST_CACHE_SIZE, Some(1000)), Some(1000)),
             retention: pb.or(p.retention(MANIFEST_CACHE_RETENTION_MS, 3_600_000), None),
             get_timeout: pb.or(
                 p.millis(MANIFEST_CACHE_GET_TIMEOUT_MS, 10_000),
@@ -576,7 +600,10 @@ impl RsmConfig {
             thread_pool_size: pb.or(p.pool_size(MANIFEST_CACHE_THREAD_POOL_SIZE), 0),
         };
         let indexes_cache = IndexesCacheConfig {
-            size_bytes: pb.or(p.bound(INDEXES_CACHE_SIZE, Some(10_485_760)), None),
+            size_bytes: pb.or(
+                p.cache_size(INDEXES_CACHE_SIZE, Some(10_485_760)),
+                Some(10_485_760),
+            ),
             retention: pb.or(p.retention(INDEXES_CACHE_RETENTION_MS, 600_000), None),
             get_timeout: pb.or(
                 p.millis(INDEXES_CACHE_GET_TIMEOUT_MS, 10_000),
@@ -876,11 +903,11 @@ fn parse_chunk_cache(p: &Props<'_>, pb: &Problems) -> ChunkCacheConfig {
         pb.push(ConfigError::new(
             CHUNK_CACHE_SIZE,
             "<missing>",
-            "required when fetch.chunk.cache.class is set: bytes, or -1 for unbounded",
+            "required when fetch.chunk.cache.class is set: its size in bytes",
         ));
         None
     } else {
-        let size = pb.or(p.bound(CHUNK_CACHE_SIZE, None), None);
+        let size = pb.or(p.cache_size(CHUNK_CACHE_SIZE, None), None);
         if kind.is_some() { size } else { None }
     };
     ChunkCacheConfig {
