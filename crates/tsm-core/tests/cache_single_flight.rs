@@ -509,3 +509,75 @@ async fn disk_cache_that_cannot_write_keeps_little_in_memory() {
     );
     assert!(c.fallback_bytes() > 0, "the fallback was used");
 }
+
+/// Found in review (issue 30): when a disk cache cannot write a chunk file and its
+/// in-memory fallback is full, the caller that loaded the chunk got its bytes but the
+/// callers waiting on that same load got a `ChunkCacheError` (a failed broker fetch for a
+/// chunk that had downloaded fine). Now every waiter gets the loaded bytes, one load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_of_a_load_that_cannot_be_cached_get_its_bytes() {
+    let dir = tempfile::tempdir().expect("dir");
+    let cache = ChunkCache::disk(
+        dir.path(),
+        Bound::Bytes(1 << 30),
+        None,
+        &MetricsRegistry::new(),
+    )
+    .expect("disk cache");
+    let own = cache.disk_dir().expect("disk dir").to_path_buf();
+    std::fs::remove_dir_all(&own).expect("remove the cache directory");
+    // Fill the in-memory fallback: from here on nothing can be cached.
+    let mib = 1usize << 20;
+    for i in 0..=(DISK_FALLBACK_BYTES as usize / mib) as u64 {
+        let b = Bytes::from(vec![i as u8; mib]);
+        cache
+            .get_or_load(ChunkKey::new("t/0/fill.log", i), async move {
+                Ok::<_, String>(b)
+            })
+            .await
+            .expect("fill");
+    }
+    assert_eq!(cache.fallback_bytes(), DISK_FALLBACK_BYTES);
+
+    let loads = Arc::new(AtomicU64::new(0));
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let key = ChunkKey::new("t/0/wanted.log", 7);
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (cache, loads, gate, key) =
+                (cache.clone(), loads.clone(), gate.clone(), key.clone());
+            tokio::spawn(async move {
+                cache
+                    .get_or_load(key, async move {
+                        loads.fetch_add(1, Ordering::SeqCst);
+                        let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+                        Ok::<_, String>(chunk(7))
+                    })
+                    .await
+            })
+        })
+        .collect();
+    while loads.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    gate.add_permits(8);
+    for t in tasks {
+        match t.await.expect("task") {
+            Ok(b) => assert!(b == chunk(7), "a waiter got other bytes"),
+            Err(e) => panic!("a waiter got an error for a chunk that loaded: {e}"),
+        }
+    }
+    assert_eq!(
+        loads.load(Ordering::SeqCst),
+        1,
+        "the readers shared one load"
+    );
+    assert_eq!(
+        cache.fallback_bytes(),
+        DISK_FALLBACK_BYTES,
+        "nothing more kept"
+    );
+}

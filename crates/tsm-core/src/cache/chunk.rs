@@ -255,9 +255,9 @@ impl ChunkCache {
     ///
     /// # Errors
     /// The loader's error (see [`SharedError`]). Disk kind: a chunk file that cannot be
-    /// written is not an error for the caller that loaded it (the entry keeps the bytes in
-    /// memory within [`DISK_FALLBACK_BYTES`], else the chunk is not cached, with a warning;
-    /// concurrent callers waiting for that load then get a [`ChunkCacheError`]); a cached
+    /// written is not an error for the caller that loaded it nor for those waiting on that
+    /// load (the entry keeps the bytes in memory within [`DISK_FALLBACK_BYTES`], else the
+    /// chunk is not cached, with a warning, and every waiter gets the loaded bytes); a cached
     /// file someone else removed is dropped and loaded again; only if that happens to a
     /// file loaded by a concurrent caller is it a [`ChunkCacheError`].
     pub async fn get_or_load<F, E>(&self, key: ChunkKey, loader: F) -> Result<Bytes, E>
@@ -292,28 +292,26 @@ impl ChunkCache {
                     "{run:x}-{:x}.chunk",
                     seq.fetch_add(1, Ordering::Relaxed)
                 ));
-                let cache_dir = dir.clone();
                 let loaded = index
                     .get_or_load(key, async move {
-                        let bytes = loader.await.map_err(Arc::new).map_err(Shared)?;
+                        let bytes = loader.await.map_err(|e| Shared::Failed(Arc::new(e)))?;
                         *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(bytes.clone());
-                        write_entry(&path, bytes, fallback).await.map_err(|e| {
-                            Shared(Arc::new(E::from(ChunkCacheError {
-                                path: cache_dir.to_path_buf(),
-                                detail: format!(
-                                    "cannot write a chunk file and {} MiB of chunks are \
-                                     already kept in memory: {e}",
-                                    DISK_FALLBACK_BYTES >> 20
-                                ),
-                            })))
-                        })
+                        // Not cached (no file, the in-memory fallback full: `write_entry`
+                        // warned): the load's waiters still get its bytes.
+                        write_entry(&path, bytes.clone(), fallback)
+                            .await
+                            .map_err(|_| Shared::NotCached(bytes))
                     })
                     .await;
                 // This caller's own bytes, whether or not they could be cached.
                 if let Some(bytes) = own.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     return Ok(bytes);
                 }
-                let entry = loaded.map_err(|Shared(e)| E::from_shared(e))?;
+                let entry = match loaded {
+                    Ok(entry) => entry,
+                    Err(Shared::NotCached(bytes)) => return Ok(bytes),
+                    Err(Shared::Failed(e)) => return Err(E::from_shared(e)),
+                };
                 entry.read().await.map_err(|e| {
                     E::from(ChunkCacheError {
                         path: dir.to_path_buf(),
@@ -445,12 +443,22 @@ impl ChunkCache {
     }
 }
 
-/// A loader error shared by the waiters of one load (clonable, for [`SharedError`]).
-struct Shared<E>(Arc<E>);
+/// How a disk-cache load that caches nothing ends, for every caller waiting on it (the
+/// index's single-flight error type, clonable for [`SharedError`]).
+enum Shared<E> {
+    /// The loader failed: every waiter gets its error.
+    Failed(Arc<E>),
+    /// The loader's bytes, which could not be cached (no chunk file and the in-memory
+    /// fallback full): every waiter gets them, nothing is kept.
+    NotCached(Bytes),
+}
 
 impl<E: Send + Sync + 'static> SharedError for Shared<E> {
     fn from_shared(shared: Arc<Self>) -> Self {
-        Shared(shared.0.clone())
+        match &*shared {
+            Shared::Failed(e) => Shared::Failed(e.clone()),
+            Shared::NotCached(bytes) => Shared::NotCached(bytes.clone()),
+        }
     }
 }
 
