@@ -7,9 +7,12 @@
 //! as progress and a store that reads nothing as a stall; before, only a finished block
 //! counted, and a block slower than the idle bound failed the copy while bytes flowed.
 //!
-//! Data comes from the multipart writer's block buffer (`Bytes`, shared: nothing is copied
-//! here; the SDK's reqwest transport copies each read into its own frame) and goes to the
+//! Data comes from the multipart writer's block buffer (`Bytes`, shared) and goes to the
 //! SDK as a seekable stream, which its retry policy rewinds ([`SeekableStream::reset`]).
+//! Each read copies one frame into the buffer the SDK's stream adapter allocates for it
+//! (azure_core turns a `SeekableStream` into the request body through `AsyncRead`: no
+//! zero-copy way through that API; a memcpy per byte sent, next to a network send). Only
+//! uploads the engine watches take this path; others send the block as `Body::Bytes`.
 //! Hand-written because the SDK's `Body::Bytes` offers no progress callback; the trait is
 //! azure_core's and nothing more. The S3 backend's `part_body.rs` is the same idea on the
 //! `http-body` trait.

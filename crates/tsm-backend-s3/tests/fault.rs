@@ -18,7 +18,7 @@ use tsm_storage::{BackendError, ObjectKey, StorageBackend};
 
 fn run(var: &str) {
     let cmd = std::env::var(var)
-        .unwrap_or_else(|_| panic!("{var} is not set: run via scripts/test.d/30-s3.sh "));
+        .unwrap_or_else(|_| panic!("{var} is not set: run via scripts/test.d/30-s3.sh"));
     let status = std::process::Command::new("bash")
         .arg("-c")
         .arg(&cmd)

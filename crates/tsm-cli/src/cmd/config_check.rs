@@ -16,11 +16,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use tsm_core::RsmError;
 use tsm_core::config::effective::effective_settings;
 use tsm_core::config::names::{self, is_core_key};
 use tsm_core::config::{self, ConfigProblem, KeyFiles, RsmConfig};
 use tsm_core::engine::{EngineOptions, plan_pools};
+use tsm_core::{ConfigError, RsmError};
 
 use crate::error::{CliError, CliResult};
 use crate::output::Output;
@@ -89,7 +89,12 @@ pub(crate) fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> 
         }
     }
     let keys = props.len();
-    for p in config::check(&props, KINDS, key_files) {
+    let mut found = config::check(&props, KINDS, key_files);
+    // The pools need the whole parse: planned only for a file without other problems.
+    if found.is_empty() && problems.is_empty() {
+        found.extend(memory_plan_problem(&props).map(ConfigProblem::Invalid));
+    }
+    for p in found {
         let written = format!("{prefix}{}", p.key());
         let message = match &p {
             ConfigProblem::Unknown(u) => {
@@ -109,11 +114,6 @@ pub(crate) fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> 
         };
         problems.push((written, message));
     }
-    if problems.is_empty()
-        && let Some((key, message)) = memory_plan_problem(&props)
-    {
-        problems.push((format!("{prefix}{key}"), message));
-    }
     let effective = props
         .get(names::STORAGE_BACKEND_CLASS)
         .and_then(|class| KINDS.iter().find(|k| k.matches(class)))
@@ -129,16 +129,13 @@ pub(crate) fn check_file(path: &Path, key_files: KeyFiles) -> CliResult<Report> 
 }
 
 /// The memory pools the broker's `configure` would plan (tsm-core's `plan_pools`, with the
-/// backend's upload buffers computed from its keys): `Some((key, message))` when it would
-/// refuse them. Run only on a file without other problems (it needs the whole parse).
-fn memory_plan_problem(props: &BTreeMap<String, String>) -> Option<(String, String)> {
+/// backend's upload buffers computed from its keys): the refusal `configure` would give,
+/// naming the key. For a file without other problems (its backend keys validated).
+fn memory_plan_problem(props: &BTreeMap<String, String>) -> Option<ConfigError> {
     let cfg = RsmConfig::from_props(props.clone(), KINDS).ok()?;
-    let upload_buffers = match (cfg.backend.upload_buffer_bytes)(&cfg.storage) {
-        Ok(b) => b,
-        Err(e) => return Some((e.key, format!("invalid value {}: {}", e.value, e.allowed))),
-    };
+    let upload_buffers = (cfg.backend.upload_buffer_bytes)(&cfg.storage).ok()?;
     let opts = EngineOptions::settings_of(&cfg);
-    let RsmError::Config(e) = plan_pools(&opts, upload_buffers).err()? else {
+    let RsmError::Config(mut e) = plan_pools(&opts, upload_buffers).err()? else {
         return None;
     };
     // tsm.max.in.flight defaults to the core count, which is the broker's there.
@@ -152,10 +149,8 @@ fn memory_plan_problem(props: &BTreeMap<String, String>) -> Option<(String, Stri
             opts.max_in_flight
         )
     };
-    Some((
-        e.key,
-        format!("invalid value {}: {}{cores}", e.value, e.allowed),
-    ))
+    e.allowed.push_str(&cores);
+    Some(e)
 }
 
 /// Prints the report of `path` (text or `--json`); a file with problems is a

@@ -331,17 +331,17 @@ impl<'a> Props<'a> {
         }
     }
 
-    /// A size or count where `-1` means unbounded: `Ok(None)` for `-1`.
-    fn bound(&self, key: &str, default: Option<u64>) -> Result<Option<u64>, ConfigError> {
+    /// A retention in ms where `-1` means forever: `Ok(None)` for `-1`.
+    fn retention(&self, key: &str, default_ms: u64) -> Result<Option<Duration>, ConfigError> {
         match self.get(key) {
-            None => Ok(default),
+            None => Ok(Some(Duration::from_millis(default_ms))),
             Some(v) => match v.parse::<i64>() {
                 Ok(-1) => Ok(None),
-                Ok(n) if n >= 0 => Ok(Some(n as u64)),
+                Ok(n) if n >= 0 => Ok(Some(Duration::from_millis(n as u64))),
                 _ => Err(ConfigError::new(
                     key,
                     v,
-                    format!("-1 (unbounded) or an integer from 0 to {}", i64::MAX),
+                    format!("-1 (forever) or an integer from 0 to {}", i64::MAX),
                 )),
             },
         }
@@ -367,12 +367,6 @@ impl<'a> Props<'a> {
                 .int(key, 0, i64::MAX)
                 .map(|n| n.map(|n| n as u64).or(default)),
         }
-    }
-
-    /// A retention in ms where `-1` means forever.
-    fn retention(&self, key: &str, default_ms: u64) -> Result<Option<Duration>, ConfigError> {
-        self.bound(key, Some(default_ms))
-            .map(|ms| ms.map(Duration::from_millis))
     }
 
     fn millis(&self, key: &str, default_ms: u64) -> Result<Duration, ConfigError> {
